@@ -1,0 +1,86 @@
+"""Source text -> findings. Pure: no torch import, no I/O, the same answer for the same input.
+
+`analyze(source, path, config)` is what the CLI, the language server, the benchmarks and the tests
+all call. Detection runs on stdlib `ast` only (libcst is for rewrites, never the keystroke path).
+"""
+
+from __future__ import annotations
+
+from ..config import Config
+from ..findings import Finding, Severity, Span
+from .module import ModuleAnalysis
+from .module_state import complete_index
+from .rules import ALL_RULES, PARSE_ERROR_CODE, RULES_BY_CODE, ruleset
+from .source import SourceFile
+from .suppressions import parse_suppressions
+from .symbols import build_index
+
+__all__ = ["analyze", "analyze_detailed", "AnalysisResult", "ALL_RULES", "RULES_BY_CODE"]
+
+
+class AnalysisResult:
+    """Findings plus what the analysis learnt on the way (why each function counts as compiled)."""
+
+    def __init__(self, findings: list[Finding], compiled: dict[str, str]) -> None:
+        self.findings = findings
+        self.compiled = compiled
+
+
+def analyze(source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False) -> list[Finding]:
+    """Predict the graph breaks in `source`.
+
+    Never raises for bad input: a file that does not parse yields a single GM000 finding. With
+    `strict=True` (the test suite), an internal error propagates instead of becoming a GM001 note.
+    """
+    return analyze_detailed(source, path, config, strict=strict).findings
+
+
+def analyze_detailed(
+    source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False
+) -> AnalysisResult:
+    config = config or Config()
+    text = SourceFile(source, path)
+    try:
+        tree = text.parse()
+    except SyntaxError as exc:
+        return AnalysisResult([_parse_failure(text, exc)], {})
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return AnalysisResult([_unparsable(text, exc)], {})
+    index = build_index(tree)
+    complete_index(index, tree)
+    codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))
+    module = ModuleAnalysis(text, tree, index, ruleset(codes), config, strict=strict)
+    findings = module.run()
+    suppressions = parse_suppressions(text.lines, source)
+    kept = [f for f in findings if not suppressions.suppresses(f) and config.is_enabled(f.code)]
+    kept.sort(key=Finding.sort_key)
+    return AnalysisResult(kept, module.reasons)
+
+
+def _parse_failure(text: SourceFile, exc: SyntaxError) -> Finding:
+    line = exc.lineno or 1
+    line = max(1, min(line, len(text.lines)))
+    line_text = text.lines[line - 1]
+    column = max(0, min((exc.offset or 1) - 1, len(line_text)))
+    end_line = exc.end_lineno if exc.end_lineno and exc.end_lineno >= line else line
+    end_column = (exc.end_offset - 1) if exc.end_offset and end_line == line and exc.end_offset - 1 > column else len(line_text)
+    return Finding(
+        code=PARSE_ERROR_CODE,
+        span=Span(line, column, end_line, max(column, end_column)),
+        message=f"The file does not parse ({exc.msg}), so GraphMend cannot check it for graph breaks.",
+        severity=Severity.ERROR,
+    )
+
+
+def _unparsable(text: SourceFile, exc: BaseException) -> Finding:
+    reason = {
+        ValueError: "it contains a NUL byte",
+        RecursionError: "it is nested too deeply for Python's parser",
+        MemoryError: "it is too large to parse",
+    }.get(type(exc), type(exc).__name__)
+    return Finding(
+        code=PARSE_ERROR_CODE,
+        span=Span(1, 0, 1, len(text.lines[0]) if text.lines else 0),
+        message=f"The file cannot be parsed ({reason}), so GraphMend cannot check it for graph breaks.",
+        severity=Severity.ERROR,
+    )

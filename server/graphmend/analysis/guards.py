@@ -1,0 +1,75 @@
+"""Conditions whose value dynamo knows while it traces, so one branch is dead code under compile.
+
+`if not is_torchdynamo_compiling(): logger.warning(...)` is the standard way to keep eager-only
+code out of a graph: dynamo evaluates the guard to a constant and never looks at the dead branch.
+Flagging breaks in such branches would be false positives, so the walker asks `static_truth`
+before it descends. Each entry below was measured on torch 2.13 (see tests/corpus/guards_*.py).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+# Functions that return True while dynamo traces.
+TRUE_WHILE_COMPILING = frozenset(
+    {
+        "torch.compiler.is_compiling",
+        "torch.compiler.is_dynamo_compiling",
+        "torch._dynamo.is_compiling",
+        "torch._dynamo.external_utils.is_compiling",
+        "torch._utils.is_compiling",
+    }
+)
+# Any function of this name (transformers.utils.is_torchdynamo_compiling and its copies).
+TRUE_WHILE_COMPILING_NAMES = frozenset({"is_torchdynamo_compiling", "is_dynamo_compiling"})
+# Functions that return False while dynamo traces.
+FALSE_WHILE_COMPILING = frozenset(
+    {
+        "torch.jit.is_scripting",
+        "torch.jit.is_tracing",
+        "torch._C._get_tracing_state",
+        "torch.onnx.is_in_onnx_export",
+        "torch.fx._symbolic_trace.is_fx_tracing",
+        "torch._jit_internal.is_scripting",
+    }
+)
+FALSE_CONSTANT_NAMES = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
+
+QualnameFn = Callable[[ast.AST], "str | None"]
+
+
+def static_truth(test: ast.expr, qualname: QualnameFn) -> bool | None:
+    """True/False when dynamo knows the value of `test` at trace time, else None."""
+    if isinstance(test, ast.Constant):
+        if isinstance(test.value, (bool, int, float, str, bytes)) or test.value is None:
+            return bool(test.value)
+        return None
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = static_truth(test.operand, qualname)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        is_and = isinstance(test.op, ast.And)
+        unknown = False
+        for value in test.values:
+            truth = static_truth(value, qualname)
+            if truth is None:
+                unknown = True
+            elif truth is not is_and:  # False in an `and`, True in an `or`, decides it
+                return truth
+        return None if unknown else is_and
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        name = qualname(test.func)
+        if name in TRUE_WHILE_COMPILING:
+            return True
+        if name in FALSE_WHILE_COMPILING:
+            return False
+        leaf = test.func.attr if isinstance(test.func, ast.Attribute) else getattr(test.func, "id", None)
+        if leaf in TRUE_WHILE_COMPILING_NAMES:
+            return True
+        return None
+    if isinstance(test, (ast.Name, ast.Attribute)):
+        name = qualname(test)
+        if name in FALSE_CONSTANT_NAMES or (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"):
+            return False
+    return None

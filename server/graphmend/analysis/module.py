@@ -1,0 +1,136 @@
+"""One analysis of one module: entries first, then every same-file function they call.
+
+Functions are walked breadth-first from the entries, each once. A callee receives the kinds of
+the arguments at the first call site that reaches it (so `rotate_half(q)` knows `q` is a tensor)
+and the amplifier of that call site (a helper called inside a loop makes the *caller* run
+eagerly when the helper breaks).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import deque
+from dataclasses import dataclass
+
+from ..config import Config
+from ..findings import Finding, Severity
+from .kinds import Kind, join
+from .regions import find_entries
+from .rules import INTERNAL_ERROR_CODE, RuleSet
+from .source import SourceFile
+from .symbols import ClassInfo, ModuleIndex
+from .walker import Amplifier, FunctionWalker
+
+
+@dataclass
+class _Work:
+    function: ast.FunctionDef
+    cls: ClassInfo | None
+    param_kinds: dict[str, Kind]
+    amplifier: Amplifier | None
+    is_entry: bool
+    reason: str
+    explicit: bool = False  # decorated with or passed to torch.compile (not just a forward)
+
+
+class ModuleAnalysis:
+    def __init__(
+        self,
+        source: SourceFile,
+        tree: ast.Module,
+        index: ModuleIndex,
+        rules: RuleSet,
+        config: Config,
+        strict: bool = False,
+    ) -> None:
+        self.source = source
+        self.tree = tree
+        self.index = index
+        self.rules = rules
+        self.config = config
+        self.strict = strict
+        self.findings: list[Finding] = []
+        self.reasons: dict[str, str] = {}  # qualified function name -> why it is compiled
+        self._seen: set[tuple[str, int, int, int, int]] = set()
+        self._queue: deque[_Work] = deque()
+        self._pending: dict[int, _Work] = {}
+        self._done: set[int] = set()
+
+    def run(self) -> list[Finding]:
+        for entry in find_entries(self.tree, self.index, self.source.text, self.config.compile_forward):
+            self._push(_Work(entry.function, entry.cls, {}, None, True, entry.reason, entry.explicit))
+        while self._queue:
+            work = self._queue.popleft()
+            self._pending.pop(id(work.function), None)
+            self._done.add(id(work.function))
+            self._walk(work)
+        return self.findings
+
+    def enqueue(
+        self,
+        function: ast.FunctionDef,
+        cls: ClassInfo | None,
+        param_kinds: dict[str, Kind],
+        amplifier: Amplifier | None,
+        *,
+        caller: str,
+        line: int,
+    ) -> None:
+        """Called by walkers for each call into a function of this module."""
+        key = id(function)
+        if key in self._done or key in self.index.disabled:
+            return
+        pending = self._pending.get(key)
+        if pending is not None:
+            for name, kind in param_kinds.items():
+                pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
+            if pending.amplifier is None:
+                pending.amplifier = amplifier
+            return
+        self._push(_Work(function, cls, dict(param_kinds), amplifier, False, f"called from `{caller}` on line {line}"))
+
+    def _push(self, work: _Work) -> None:
+        if id(work.function) in self._pending or id(work.function) in self._done:
+            return
+        self._pending[id(work.function)] = work
+        self._queue.append(work)
+
+    def _walk(self, work: _Work) -> None:
+        name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
+        self.reasons[name] = work.reason
+        walker = FunctionWalker(
+            self,
+            work.function,
+            name,
+            work.cls,
+            is_entry=work.is_entry,
+            explicitly_compiled=work.explicit,
+            param_kinds=work.param_kinds,
+            caller_amplifier=work.amplifier,
+        )
+        if self.strict:
+            walker.run()
+            return
+        try:
+            walker.run()
+        except (Exception, RecursionError) as exc:  # a bug in a rule must not cost the other findings
+            self.add(
+                Finding(
+                    code=INTERNAL_ERROR_CODE,
+                    span=self.source.header_span(work.function),
+                    message=(
+                        f"GraphMend could not finish analysing `{name}` ({type(exc).__name__}: {exc}); "
+                        "findings for it may be incomplete. Please report this with the file."
+                    ),
+                    severity=Severity.INFO,
+                    function=name,
+                )
+            )
+
+    def add(self, finding: Finding) -> None:
+        span = finding.span
+        key = (finding.code, span.start_line, span.start_col, span.end_line, span.end_col)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.findings.append(finding)

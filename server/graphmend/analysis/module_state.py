@@ -1,0 +1,93 @@
+"""Kinds of the state compiled code reads but does not create: module globals and the attributes a
+module's `__init__` sets up (`self.proj = nn.Linear(...)` makes `self.proj(x)` a tensor,
+`self.log = logging.getLogger(...)` makes `self.log.info(...)` a Logger call).
+
+Run once per analysis, after `symbols.build_index`, with the same evaluator the walker uses, so a
+fact about torch's API is written down in exactly one place.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from .kinds import Kind
+from .symbols import ClassInfo, ModuleIndex, walk_top_level
+from .tensors import Evaluator
+
+_REGISTER_TENSOR = frozenset({"register_buffer", "register_parameter"})
+
+
+def complete_index(index: ModuleIndex, tree: ast.Module) -> None:
+    _global_kinds(index, tree)
+    for info in index.classes.values():
+        init = info.methods.get("__init__")
+        if init is not None:
+            _init_attributes(index, info, init)
+
+
+def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
+    evaluator = Evaluator(index)
+    for stmt in walk_top_level(tree.body):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            name, value = stmt.target.id, stmt.value
+        else:
+            continue
+        if name in index.imports:
+            continue
+        kind = evaluator.visit(value)
+        if kind is not Kind.UNKNOWN:
+            index.global_kinds[name] = kind
+
+
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list) and not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+
+
+def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef) -> None:
+    positional = init.args.posonlyargs + init.args.args
+    if not positional:
+        return
+    self_name = positional[0].arg
+    evaluator = Evaluator(index, cls=info, self_name=self_name)
+    for stmt in _statements(init.body):
+        if isinstance(stmt, ast.Assign):
+            targets, value = stmt.targets, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            targets, value = [stmt.target], stmt.value
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            _registration(info, stmt.value, self_name)
+            continue
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                kind = evaluator.visit(value)
+                previous = info.attr_kinds.get(target.attr)
+                info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
+                    info.attr_classes[target.attr] = value.func.id
+
+
+def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
+    """`self.register_buffer("name", tensor)` creates the attribute `self.name`."""
+    func = call.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in _REGISTER_TENSOR
+        and isinstance(func.value, ast.Name)
+        and func.value.id == self_name
+        and call.args
+        and isinstance(call.args[0], ast.Constant)
+        and isinstance(call.args[0].value, str)
+    ):
+        info.attr_kinds[call.args[0].value] = Kind.TENSOR

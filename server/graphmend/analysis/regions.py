@@ -1,0 +1,121 @@
+"""Which functions are compiled: the entry points of TorchDynamo regions in one file.
+
+A graph break only matters in code dynamo traces. Entries are
+- functions decorated with `torch.compile` / `torch._dynamo.optimize` (any alias, with or without
+  arguments), at any nesting depth;
+- targets of `torch.compile(f)`, `torch.compile(model)`, `torch.compile(model.method)`,
+  `torch._dynamo.optimize(...)(f)` and `model.compile()` in the same file;
+- every `forward` of an nn.Module subclass, unless `compile-forward = false`: users compile whole
+  models, so a model file is compiled code even when the compile call lives elsewhere.
+The walker then follows calls from entries into functions and methods of the same file, so
+helpers are analysed as compiled too.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .symbols import COMPILE_FUNCTIONS, ClassInfo, ModuleIndex, decorator_target
+
+# Cheap textual pre-checks: without these substrings there is nothing to scan the whole tree for.
+_COMPILE_MARKERS = ("compile", "optimize")
+
+
+@dataclass
+class Entry:
+    function: ast.FunctionDef
+    cls: ClassInfo | None
+    reason: str
+    explicit: bool = True  # decorated with or passed to torch.compile, as opposed to a forward
+
+
+def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forward: bool) -> list[Entry]:
+    entries: list[Entry] = []
+    seen: set[int] = set()
+
+    def add(function: ast.FunctionDef | None, cls: ClassInfo | None, reason: str, explicit: bool = True) -> None:
+        if function is None or id(function) in seen or id(function) in index.disabled:
+            return
+        seen.add(id(function))
+        entries.append(Entry(function, cls, reason, explicit))
+
+    if any(marker in text for marker in _COMPILE_MARKERS):
+        _decorated_and_called(tree, index, add)
+    if compile_forward:
+        for info in index.classes.values():
+            forward = info.methods.get("forward")
+            if info.is_module and forward is not None:
+                add(forward, info, f"`{info.name}.forward`, the forward of an nn.Module", explicit=False)
+    return entries
+
+
+def _decorated_and_called(tree: ast.Module, index: ModuleIndex, add) -> None:  # type: ignore[no-untyped-def]
+    instances: dict[str, str] = {}  # variable -> in-file class it was assigned an instance of
+    calls: list[ast.Call] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.decorator_list:
+            for decorator in node.decorator_list:
+                if index.qualname(decorator_target(decorator)) in COMPILE_FUNCTIONS:
+                    add(node, index.owner.get(id(node)), f"`{node.name}`, decorated with @torch.compile")
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            if isinstance(func, ast.Name) and func.id in index.classes:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        instances[target.id] = func.id
+        elif isinstance(node, ast.Call):
+            calls.append(node)
+    for call in calls:
+        target = _compile_target(call, index, instances)
+        if target is not None:
+            function, cls = target
+            line = call.lineno
+            add(function, cls, f"`{_describe(function, cls)}`, passed to torch.compile on line {line}")
+
+
+def _compile_target(
+    call: ast.Call, index: ModuleIndex, instances: dict[str, str]
+) -> tuple[ast.FunctionDef, ClassInfo | None] | None:
+    func = call.func
+    argument: ast.expr | None = None
+    if index.qualname(func) in COMPILE_FUNCTIONS and call.args:
+        argument = call.args[0]
+    elif isinstance(func, ast.Call) and index.qualname(func.func) in COMPILE_FUNCTIONS and call.args:
+        argument = call.args[0]  # torch._dynamo.optimize("inductor")(fn)
+    elif isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name):
+        cls = index.classes.get(instances.get(func.value.id, ""))
+        if cls is not None:  # model.compile()
+            forward = index.method(cls, "forward")
+            return (forward, cls) if forward is not None else None
+        return None
+    if argument is None:
+        return None
+    if isinstance(argument, ast.Name):
+        if argument.id in index.functions:
+            return index.functions[argument.id], None
+        cls = index.classes.get(instances.get(argument.id, ""))
+        if cls is not None:
+            forward = index.method(cls, "forward")
+            return (forward, cls) if forward is not None else None
+        return None
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id in index.classes:
+        cls = index.classes[argument.func.id]
+        forward = index.method(cls, "forward")
+        return (forward, cls) if forward is not None else None
+    if isinstance(argument, ast.Attribute):
+        owner_name = instances.get(argument.value.id, "") if isinstance(argument.value, ast.Name) else ""
+        owner = index.classes.get(owner_name)
+        if owner is not None:
+            method = index.method(owner, argument.attr)
+            return (method, index.owner.get(id(method), owner)) if method is not None else None
+        candidates = [
+            (info.methods[argument.attr], info) for info in index.classes.values() if argument.attr in info.methods
+        ]
+        if len(candidates) == 1:  # `self.step` / `obj.step` with one class defining `step`
+            return candidates[0]
+    return None
+
+
+def _describe(function: ast.FunctionDef, cls: ClassInfo | None) -> str:
+    return f"{cls.name}.{function.name}" if cls is not None else function.name

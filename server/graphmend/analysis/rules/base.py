@@ -1,0 +1,146 @@
+"""Rules as self-describing, self-testing units (the Fixit idea, applied to graph breaks).
+
+A rule is a class with a code, a message in three parts (what, why dynamo breaks there, what to
+do), the hooks it listens to, and examples: `breaks` (code where dynamo breaks on the lines marked
+`# expect: GMxxx`) and `ok` (code where it does not). tests/test_corpus.py runs every example
+through the analyser *and* through real TorchDynamo and requires both to agree, so a rule cannot
+claim a break that dynamo does not make.
+
+Example convention: a complete module. When it defines `sample()`, that returns
+`(callable, args, kwargs)` or a list of such triples (to reach several branch outcomes); otherwise
+the compiled function `f` is called with `torch.randn(4)`.
+
+Call-table rules (`CallTableRule`) are data: a map from a qualified name to one example call
+expression. The corpus test builds a module around each entry, so every row of every table is
+checked against dynamo on its own.
+"""
+
+from __future__ import annotations
+
+import ast
+import enum
+import textwrap
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Mapping, Protocol
+
+from ..kinds import Kind
+
+if TYPE_CHECKING:
+    from ...findings import Related
+
+
+class Effect(enum.Enum):
+    """What a break costs, as dynamo reports it."""
+
+    BREAK = "break"  # the graph ends here and a new one starts after the offending code
+    RESUME_FAILS = "rest-eager"  # dynamo cannot resume: the rest of the function runs eagerly
+    FRAME_SKIP = "frame-skip"  # dynamo gives up on the whole function and runs it eagerly
+    SILENT_SKIP = "silent-skip"  # the function is never compiled, and dynamo logs nothing
+
+
+@dataclass(frozen=True)
+class Example:
+    code: str
+    note: str = ""
+
+    @property
+    def source(self) -> str:
+        return textwrap.dedent(self.code).lstrip("\n")
+
+
+def example(code: str, note: str = "") -> Example:
+    return Example(code, note)
+
+
+class RuleContext(Protocol):
+    """What a rule may ask of the walker while it checks a node."""
+
+    index: "object"
+    function_name: str
+    is_entry: bool
+
+    def kind(self, node: ast.AST) -> Kind: ...
+
+    def qualname(self, node: ast.AST) -> str | None: ...
+
+    def snippet(self, node: ast.AST) -> str: ...
+
+    def report(
+        self,
+        rule: "Rule",
+        node: ast.AST,
+        *,
+        effect: Effect | None = None,
+        related: "tuple[Related, ...]" = (),
+        **details: str,
+    ) -> None: ...
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    message: ClassVar[str]  # what: a template with {subject} (the source of the node) and details
+    why: ClassVar[str]  # why dynamo breaks there
+    fix: ClassVar[str]  # what to do about it (an imperative sentence)
+    effect: ClassVar[Effect] = Effect.BREAK
+    # Hooks: node types (post-order, after kinds are known), qualified call targets, method names,
+    # truth-test constructs ("if", "while", "ternary", "boolop", "not", "comprehension"), statements.
+    node_types: ClassVar[tuple[type, ...]] = ()
+    qualnames: ClassVar[frozenset[str]] = frozenset()
+    methods: ClassVar[frozenset[str]] = frozenset()
+    truth_constructs: ClassVar[frozenset[str]] = frozenset()
+    statement_types: ClassVar[tuple[type, ...]] = ()
+    breaks: ClassVar[tuple[Example, ...]] = ()
+    ok: ClassVar[tuple[Example, ...]] = ()
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        """Called for nodes of `node_types`, calls to `qualnames` and calls of `methods`."""
+
+    def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
+        """Called for expressions whose truth value is taken in one of `truth_constructs`."""
+
+    def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
+        """Called for statements of `statement_types`."""
+
+    @property
+    def family(self) -> str:
+        return self.code[:3]
+
+    def all_examples(self) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
+        return self.breaks, self.ok
+
+
+class CallTableRule(Rule):
+    """A rule that flags calls to a fixed set of functions, each listed with an example call.
+
+    `table` maps a qualified name to an example expression that calls it; `imports` are the
+    modules the examples need. The generated examples are part of `breaks`.
+    """
+
+    table: ClassVar[Mapping[str, str]] = {}
+    imports: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.table:
+            cls.qualnames = frozenset(cls.table)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        ctx.report(self, node, target=ctx.qualname(node.func) or "")
+
+    def all_examples(self) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
+        header = "".join(f"import {module}\n" for module in ("torch", *self.imports))
+        generated = tuple(
+            Example(
+                f"{header}\n\n@torch.compile\ndef f(x):\n    y = x * 2\n    _ = {call}  # expect: {self.code}\n    return y + 1\n",
+                note=f"table entry {name}",
+            )
+            for name, call in self.table.items()
+        )
+        return self.breaks + generated, self.ok
+
+
+def receiver(node: ast.Call) -> ast.expr | None:
+    """`x` in `x.method(...)`."""
+    return node.func.value if isinstance(node.func, ast.Attribute) else None

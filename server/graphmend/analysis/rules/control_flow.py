@@ -1,0 +1,330 @@
+"""GM1xx: Python control flow that depends on the *value* of a tensor.
+
+Dynamo traces one path through the code. When Python asks a tensor for its truth value (`if`,
+`while`, `a if c else b`, `and`/`or`/`not`, a comprehension filter, `any()`/`all()`), the answer
+is data that only exists at run time, so dynamo ends the graph, runs the test eagerly and resumes
+in a new graph. Conditions on shapes, dtypes, `is None` and `isinstance` are known at trace time
+and never break; neither does a data-dependent `assert` (dynamo turns it into a runtime check).
+"""
+
+from __future__ import annotations
+
+import ast
+from ..kinds import Kind, is_tensor
+from .base import Effect, Rule, RuleContext, example
+
+_WHY_BRANCH = (
+    "the condition is a tensor value that dynamo does not know while tracing, so it ends the graph, "
+    "evaluates the condition eagerly and resumes in a new graph"
+)
+
+
+class TensorTruthRule(Rule):
+    """Shared behaviour: report the tested expression when it is a tensor."""
+
+    def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
+        if is_tensor(kind):
+            ctx.report(self, node)
+
+
+class TensorIf(TensorTruthRule):
+    code = "GM101"
+    name = "tensor-if"
+    message = "`if` branches on the tensor value `{subject}`"
+    why = _WHY_BRANCH
+    fix = (
+        "Compute both branches and select with `torch.where(cond, a, b)` when they are pure, or use "
+        "`torch.cond` when both branches are expensive."
+    )
+    truth_constructs = frozenset({"if"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                if y.sum() > 0:  # expect: GM101
+                    y = y + 1
+                else:
+                    y = y - 1
+                return y * 3
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x: torch.Tensor):
+                if x.max() > 5:  # expect: GM101
+                    return x * 2
+                elif x.any():  # expect: GM101
+                    return x + 1
+                return x
+            """,
+            note="each test of an elif chain is its own break",
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x, mask=None):
+                y = x + 1
+                if mask is not None and not torch.all(mask == 1):  # expect: GM101
+                    y = y * mask
+                return y
+
+            def sample():
+                return f, (torch.randn(4), torch.tensor([1.0, 0.0, 1.0, 1.0])), {}
+            """,
+            note="the transformers attention-mask check",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x, mask=None):
+                if x.shape[0] > 2 and x.dtype == torch.float32 and mask is None:
+                    x = x + 1
+                if isinstance(x, torch.Tensor) and x.numel() > 0 and x.dim() == 1:
+                    x = x * 2
+                return x
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                if not torch.compiler.is_compiling() and y.sum() > 0:
+                    print("eager only")
+                return y
+            """,
+            note="dynamo knows is_compiling() is True, so the rest of the condition never runs",
+        ),
+    )
+
+
+class TensorTernary(TensorTruthRule):
+    code = "GM102"
+    name = "tensor-ternary"
+    message = "conditional expression tests the tensor value `{subject}`"
+    why = _WHY_BRANCH
+    fix = "Use `torch.where(cond, a, b)`, which computes both sides and selects per element."
+    truth_constructs = frozenset({"ternary"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y + 1 if y.max() > 0 else y - 1  # expect: GM102
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                scale = 2.0 if x.shape[-1] > 3 else 1.0
+                return x * scale
+            """
+        ),
+    )
+
+
+class TensorWhile(TensorTruthRule):
+    code = "GM103"
+    name = "tensor-while"
+    message = "`while` loops on the tensor value `{subject}`"
+    why = (
+        "the loop condition is a tensor value, so dynamo breaks the graph once per iteration and once "
+        "more to resume after the loop"
+    )
+    fix = (
+        "Use `torch.while_loop(cond_fn, body_fn, carried)` when the loop-carried values are tensors of "
+        "fixed shape, or bound the loop by a Python number."
+    )
+    truth_constructs = frozenset({"while"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                while y.abs().max() > 1:  # expect: GM103
+                    y = y / 2
+                return y + 1
+
+            def sample():
+                return f, (torch.randn(4) * 8,), {}
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                n = 0
+                while n < x.shape[0]:
+                    x = x + n
+                    n += 1
+                return x
+            """
+        ),
+    )
+
+
+class TensorBoolOp(TensorTruthRule):
+    code = "GM104"
+    name = "tensor-bool-operator"
+    message = "`{construct}` asks for the truth value of the tensor `{subject}`"
+    why = "Python's `and`, `or` and `not` call `bool()` on the tensor, a value dynamo does not know while tracing"
+    fix = "Use the element-wise operators `&`, `|`, `~` (or `torch.logical_and/or/not`) to keep a tensor."
+    truth_constructs = frozenset({"boolop", "not"})
+
+    def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
+        if is_tensor(kind):
+            # `not t` outside a condition is an instruction dynamo cannot resume after (measured).
+            effect = Effect.FRAME_SKIP if construct == "not" else None
+            ctx.report(self, node, effect=effect, construct="not" if construct == "not" else "and/or")
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                both = (y.sum() > 0) and (y.mean() > 0)  # expect: GM104
+                return x + both
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                negative = not (y.sum() > 0)  # expect: GM104
+                return x + negative
+            """,
+            note="`not` in a value position makes dynamo skip the whole function",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x, bias=None):
+                y = x * 2
+                both = (y > 0) & (x > 0)
+                use_bias = bias is not None and x.shape[0] > 1
+                return y + both + (1 if use_bias else 0)
+            """
+        ),
+    )
+
+
+class TensorAnyAll(Rule):
+    code = "GM105"
+    name = "builtin-any-all-on-tensor"
+    message = "`{subject}` iterates a tensor and tests each element's truth value"
+    why = "Python's `any()`/`all()` call `bool()` on tensor elements, values dynamo does not know while tracing"
+    fix = "Use the tensor methods `t.any()` / `t.all()`, which stay in the graph."
+    qualnames = frozenset({"builtins.any", "builtins.all"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if node.args and (is_tensor(ctx.kind(node.args[0])) or ctx.kind(node.args[0]) is Kind.TENSORS):
+            ctx.report(self, node)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                positive = x > 0
+                return x + any(positive)  # expect: GM105
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                flags = [x.shape[0] > 1, x.dim() == 1]
+                return x + (x > 0).any() + all(flags)
+            """
+        ),
+    )
+
+
+class TensorComprehensionFilter(TensorTruthRule):
+    code = "GM106"
+    name = "tensor-comprehension-filter"
+    message = "comprehension filter tests the tensor value `{subject}`"
+    why = _WHY_BRANCH
+    fix = "Select with a mask instead (`torch.where`, or stack the candidates and index with a tensor of positions)."
+    truth_constructs = frozenset({"comprehension"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                parts = [x * i for i in range(3) if (x * i).sum() > 0]  # expect: GM106
+                return x + len(parts)
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                parts = [x * i for i in range(4) if i % 2 == 0]
+                return torch.stack(parts).sum(0)
+            """
+        ),
+    )
+
+
+RULES: tuple[type[Rule], ...] = (
+    TensorIf,
+    TensorTernary,
+    TensorWhile,
+    TensorBoolOp,
+    TensorAnyAll,
+    TensorComprehensionFilter,
+)

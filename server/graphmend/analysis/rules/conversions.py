@@ -1,0 +1,565 @@
+"""GM2xx: a tensor's *value* turned into a Python object (a number, a list, a bool, a string).
+
+Dynamo traces with fake tensors that have shapes but no data. Code that needs the data as a
+Python object (`.item()`, `.tolist()`, `int(t)`, a tensor used as a slice bound, a size or a list
+index) cannot be traced: the graph ends, the value is computed eagerly, and tracing resumes.
+`int(t.shape[0])`, `len(t)`, `t.size(0)` are shapes, known while tracing, and never break.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
+from .base import Effect, Rule, RuleContext, example, receiver
+
+_WHY_VALUE = (
+    "dynamo traces with shapes but no data, so it must end the graph here to compute the value eagerly"
+)
+_CAPTURE = "`torch._dynamo.config.capture_scalar_outputs = True`"
+
+
+class TensorMethodRule(Rule):
+    """Flags `<tensor>.<method>(...)` for the methods listed in `methods`."""
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        target = receiver(node)
+        if target is not None and is_tensor(ctx.kind(target)):
+            ctx.report(self, node)
+
+
+class Item(TensorMethodRule):
+    code = "GM201"
+    name = "tensor-item"
+    message = "`{subject}` copies a tensor value into a Python number"
+    why = _WHY_VALUE
+    fix = (
+        "Keep the 0-d tensor (drop `.item()`) when the number only feeds tensor arithmetic; otherwise "
+        f"set {_CAPTURE} to trace it as a symbolic number."
+    )
+    methods = frozenset({"item"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                s = y.sum().item()  # expect: GM201
+                return y * s
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                assert y.sum().item() > -1e9  # expect: GM201
+                return y + 1
+            """,
+            note="a data-dependent assert does not break, but the .item() inside it does",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                s = y.sum()
+                return y * s + x.shape[0]
+            """
+        ),
+    )
+
+
+class ToList(TensorMethodRule):
+    code = "GM202"
+    name = "tensor-tolist"
+    message = "`{subject}` copies a tensor into a Python list"
+    why = _WHY_VALUE
+    fix = (
+        "Index the tensor instead of the list (`t[i]` keeps a tensor); for integer tensors that size "
+        f"later operations, {_CAPTURE} lets dynamo trace the values symbolically."
+    )
+    methods = frozenset({"tolist"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                values = y.tolist()  # expect: GM202
+                return y + values[0]
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                sizes = (x.abs() * 0 + 1).long()
+                parts = torch.split(x, sizes.tolist())  # expect: GM202
+                return parts[0] + 1
+            """,
+            note="the MoE `expert_size.tolist()` idiom",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                dims = list(x.shape)
+                return x.reshape(dims) + 1
+            """
+        ),
+    )
+
+
+_CONVERTERS = {"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"}
+
+
+class PythonNumberFromTensor(Rule):
+    code = "GM203"
+    name = "tensor-to-python-number"
+    message = "`{subject}` converts a tensor to a Python number"
+    why = _WHY_VALUE
+    fix = (
+        "Keep the tensor: `float(t)` -> `t`, `int(t)` -> `t.trunc()`, `bool(t)` -> `t != 0`, "
+        f"`math.f(t)` -> `torch.f(t)`; or set {_CAPTURE}."
+    )
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if not node.args:
+            return
+        name = ctx.qualname(node.func)
+        if name is None or not (name in _CONVERTERS or name.startswith("math.")):
+            return
+        if any(is_tensor(ctx.kind(arg)) for arg in node.args):
+            ctx.report(self, node)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                flag = bool(y.sum() > 0)  # expect: GM203
+                return y + flag
+            """
+        ),
+        example(
+            """
+            import math
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y + math.sqrt(y.abs().sum())  # expect: GM203
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y * float(y.mean()) + int(y.sum())  # expect: GM203
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import math
+            import torch
+
+            @torch.compile
+            def f(x):
+                n = int(x.shape[0])
+                return x / math.sqrt(x.shape[-1]) + float(n) + bool(x.dim())
+            """
+        ),
+    )
+
+
+class RangeOverTensor(Rule):
+    code = "GM204"
+    name = "range-over-tensor"
+    message = "`{subject}` needs a tensor's value as a Python int"
+    why = _WHY_VALUE
+    fix = "Pass the count in as a Python int, or vectorise the loop over a tensor dimension."
+    qualnames = frozenset({"builtins.range"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if any(is_tensor(ctx.kind(arg)) for arg in node.args):
+            ctx.report(self, node)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                n = (y > 0).sum()
+                total = 0
+                for i in range(n):  # expect: GM204
+                    total += i
+                return y + total
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                for i in range(x.shape[0]):
+                    x = x + i
+                return x
+            """
+        ),
+    )
+
+
+class TensorAsIndex(Rule):
+    code = "GM205"
+    name = "tensor-as-python-index"
+    message = "`{subject}` uses the tensor `{index}` as a Python {role}"
+    why = _WHY_VALUE
+    fix = (
+        "Use a Python int (from a shape, or passed in), or keep the result a tensor: "
+        "`torch.narrow`/`index_select` with a tensor index, or masks built with `torch.arange`."
+    )
+    node_types = (ast.Subscript,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Subscript)
+        base = ctx.kind(node.value)
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        for part in parts:
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None and is_tensor(ctx.kind(bound)):
+                        # Dynamo cannot resume after a data-dependent slice (measured).
+                        ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
+                        return
+            elif base in (Kind.PY_SEQ, Kind.TENSORS) and is_tensor(ctx.kind(part)):
+                ctx.report(self, node, index=ctx.snippet(part), role="list index")
+                return
+            elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
+                ctx.report(self, node, index=ctx.snippet(part), role="integer index")
+                return
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                n = (y > 0).sum()
+                return y[:n].sum() + 1  # expect: GM205
+            """,
+            note="dynamo cannot resume after this break: the rest of the function runs eagerly",
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                options = [x, x * 2]
+                i = x.argmax() % 2
+                return options[i] + 1  # expect: GM205
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                i = x.argmax()
+                return x[i] + 1  # expect: GM205
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                half = x.shape[0] // 2
+                idx = torch.argsort(x)
+                return x[:half].sum() + x[idx] + x[..., None].squeeze(-1)
+            """
+        ),
+    )
+
+
+# Functions and methods whose positional arguments are sizes (Python ints).
+_SIZE_FUNCTIONS = {
+    "torch.zeros": None,
+    "torch.ones": None,
+    "torch.empty": None,
+    "torch.rand": None,
+    "torch.randn": None,
+    "torch.randperm": None,
+    "torch.eye": None,
+    "torch.arange": None,
+    "torch.full": (0,),
+}
+_SIZE_METHODS = {
+    "view": None,
+    "reshape": None,
+    "expand": None,
+    "repeat": None,
+    "tile": None,
+    "new_zeros": None,
+    "new_ones": None,
+    "new_empty": None,
+    "new_full": (0,),
+    "topk": (0,),
+    "narrow": (1, 2),
+    "chunk": (0,),
+}
+_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n"}
+
+
+class TensorAsSize(Rule):
+    code = "GM206"
+    name = "tensor-as-size"
+    message = "`{subject}` passes the tensor `{size}` where a Python int size is needed"
+    why = _WHY_VALUE
+    fix = (
+        "Derive sizes from shapes (`x.shape[0]`) or pass them in as ints; for truly data-dependent sizes "
+        f"set {_CAPTURE} and add `torch._check(n >= 0)`."
+    )
+    qualnames = frozenset(_SIZE_FUNCTIONS)
+    methods = frozenset(_SIZE_METHODS)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        name = ctx.qualname(node.func)
+        if name in _SIZE_FUNCTIONS:
+            positions = _SIZE_FUNCTIONS[name]
+        else:
+            target = receiver(node)
+            if target is None or not is_tensor(ctx.kind(target)) or not isinstance(node.func, ast.Attribute):
+                return
+            positions = _SIZE_METHODS.get(node.func.attr)
+        candidates = [a for i, a in enumerate(node.args) if positions is None or i in positions]
+        candidates += [k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS]
+        for arg in candidates:
+            elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
+            for element in elements:
+                kind = ctx.kind(element)
+                if is_tensor(kind) and kind not in BOOL_KINDS:
+                    ctx.report(self, node, size=ctx.snippet(element))
+                    return
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                n = (x > 0).sum() + 1
+                return torch.zeros(n).sum() + x  # expect: GM206
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                k = (x > 0).sum() + 1
+                return x.topk(k).values.sum() + x  # expect: GM206
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                rows = (x > 100).sum() + 2
+                return x.view(rows, -1) + 1  # expect: GM206
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                n = x.shape[0]
+                return torch.zeros(n, 2).sum() + x.view(n, 1).squeeze(1) + torch.arange(x.size(0))
+            """
+        ),
+    )
+
+
+class TensorToPythonBool(Rule):
+    code = "GM207"
+    name = "tensor-comparison-to-bool"
+    message = "`{subject}` returns a Python bool computed from tensor data"
+    why = _WHY_VALUE
+    fix = (
+        "Keep the comparison a tensor: `(a == b).all()` instead of `torch.equal(a, b)`, "
+        "`torch.isclose(a, b).all()` instead of `torch.allclose`, `t != 0` instead of `t.is_nonzero()`."
+    )
+    qualnames = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
+    methods = frozenset({"equal", "allclose", "is_nonzero"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if ctx.qualname(node.func) in self.qualnames:
+            ctx.report(self, node)
+            return
+        target = receiver(node)
+        if target is not None and is_tensor(ctx.kind(target)):
+            ctx.report(self, node)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                same = torch.allclose(y, x)  # expect: GM207
+                return y + 1
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                if torch.equal(y, x):  # expect: GM207
+                    return y
+                return y + 1
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y + (y == x).all() + torch.isclose(y, x).all()
+            """
+        ),
+    )
+
+
+class TensorToString(Rule):
+    code = "GM208"
+    name = "tensor-to-string"
+    message = "`{subject}` formats a tensor's values as a string"
+    why = "printing a tensor needs its data, which dynamo does not have while tracing"
+    fix = "Format only shapes and dtypes (`f\"{{t.shape}}\"` is fine), or move the formatting out of the compiled code."
+    node_types = (ast.Call, ast.BinOp)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func)
+            if name in ("builtins.str", "builtins.repr") and node.args and is_tensor(ctx.kind(node.args[0])):
+                ctx.report(self, node)
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in ("__repr__", "__str__"):
+                if is_tensor(ctx.kind(node.func.value)):
+                    ctx.report(self, node)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+                values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+                if any(is_tensor(ctx.kind(v)) for v in values):
+                    ctx.report(self, node, effect=Effect.FRAME_SKIP)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                text = str(y)  # expect: GM208
+                return y + len(text)
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                text = "value: %s" % (y,)  # expect: GM208
+                return y + len(text)
+            """,
+            note="%-formatting a tensor makes dynamo skip the whole function",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                text = f"{x.shape} {x.dtype}" + str(x.shape[0])
+                return x + len(text)
+            """
+        ),
+    )
+
+
+RULES: tuple[type[Rule], ...] = (
+    Item,
+    ToList,
+    PythonNumberFromTensor,
+    RangeOverTensor,
+    TensorAsIndex,
+    TensorAsSize,
+    TensorToPythonBool,
+    TensorToString,
+)

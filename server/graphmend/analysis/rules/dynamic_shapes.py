@@ -1,0 +1,270 @@
+"""GM4xx: operators whose output *shape* depends on tensor data.
+
+Dynamo's graphs have shapes known from the inputs. `nonzero`, boolean-mask indexing, `unique`,
+`bincount`, `masked_select` and `repeat_interleave` with tensor repeats produce as many elements as
+the data says, so dynamo ends the graph there (unless
+`torch._dynamo.config.capture_dynamic_output_shape_ops = True`, which traces them with unbacked
+symbolic sizes). Masked *assignment* (`x[mask] = 0`) keeps the shape and does not break.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
+from .base import Rule, RuleContext, example, receiver
+
+_WHY_SHAPE = "the number of output elements depends on tensor data, which dynamo does not have while tracing"
+_CAPTURE = "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
+
+
+class TensorOpRule(Rule):
+    """Flags `torch.<op>(...)` and `<tensor>.<op>(...)`; subclasses may add argument conditions."""
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if ctx.qualname(node.func) in self.qualnames:
+            if self.applies(node, node.args[1:] if node.args else [], ctx, function_form=True):
+                ctx.report(self, node)
+            return
+        target = receiver(node)
+        if target is not None and is_tensor(ctx.kind(target)) and self.applies(node, node.args, ctx, function_form=False):
+            ctx.report(self, node)
+
+    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
+        return True
+
+
+class NonZero(TensorOpRule):
+    code = "GM401"
+    name = "nonzero"
+    message = "`{subject}` returns as many indices as there are nonzero elements"
+    why = _WHY_SHAPE
+    fix = (
+        "Keep a fixed shape: use the mask itself (`torch.where(mask, a, b)`, `mask.sum()` to count), "
+        f"`nonzero_static(size=...)` with a bound, or set {_CAPTURE}."
+    )
+    qualnames = frozenset({"torch.nonzero", "torch.argwhere", "torch.where"})
+    methods = frozenset({"nonzero", "argwhere"})
+
+    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
+        if function_form and ctx.qualname(node.func) == "torch.where":
+            return len(node.args) == 1 and not node.keywords  # torch.where(cond) == nonzero(as_tuple=True)
+        return True
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                idx = torch.nonzero(y > 0)  # expect: GM401
+                return idx.float().sum() + y.sum()
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                routing = torch.stack([x > 0, x < 0])
+                hit = torch.greater(routing.sum(dim=-1), 0).nonzero()  # expect: GM401
+                rows, cols = torch.where(routing)  # expect: GM401
+                return x.sum() + hit.sum() + rows.sum()
+            """,
+            note="the MoE expert-dispatch idiom",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                count = (x > 0).sum()
+                return torch.where(x > 0, x, -x) + count
+            """
+        ),
+    )
+
+
+class BooleanMaskIndex(Rule):
+    code = "GM402"
+    name = "boolean-mask-index"
+    message = "`{subject}` selects elements with the boolean mask `{mask}`"
+    why = _WHY_SHAPE
+    fix = (
+        "Keep the shape: `torch.where(mask, x, 0)` then reduce (`.sum()`, or `.amax()` with `-inf`), or "
+        f"`x.masked_fill(~mask, value)`; or set {_CAPTURE}."
+    )
+    node_types = (ast.Subscript,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Subscript)
+        if ctx.kind(node.value) not in TENSOR_KINDS:
+            return
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            if ctx.kind(part) in BOOL_KINDS:
+                ctx.report(self, node, mask=ctx.snippet(part))
+                return
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y[y > 0].sum() + 1  # expect: GM402
+            """
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x: torch.Tensor, mask: torch.BoolTensor):
+                picked = x[:, mask]  # expect: GM402
+                x[mask[None, :].expand_as(x)] += 1  # expect: GM402
+                return picked.sum() + x
+
+            def sample():
+                return f, (torch.randn(3, 4), torch.tensor([True, False, True, True])), {}
+            """,
+            note="a mask in a tuple index, and an augmented assignment, which reads before it writes",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = x.clone()
+                y[y > 0] = 0
+                idx = torch.argsort(x)
+                return y + x[idx] + torch.where(x > 0, x, 0).sum()
+            """,
+            note="masked assignment keeps the shape; integer-tensor indexing is fine",
+        ),
+    )
+
+
+class MaskedSelect(TensorOpRule):
+    code = "GM403"
+    name = "masked-select"
+    message = "`{subject}` returns as many elements as the mask selects"
+    why = _WHY_SHAPE
+    fix = f"Use `torch.where(mask, x, 0)` and reduce, or set {_CAPTURE}."
+    qualnames = frozenset({"torch.masked_select"})
+    methods = frozenset({"masked_select"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                return torch.masked_select(x, x > 0).sum() + x  # expect: GM403
+            """
+        ),
+    )
+
+
+class Unique(TensorOpRule):
+    code = "GM404"
+    name = "unique"
+    message = "`{subject}` returns as many elements as there are distinct values"
+    why = _WHY_SHAPE
+    fix = f"Set {_CAPTURE}; when the possible values are known in advance, compare against them instead (a one-hot sum)."
+    qualnames = frozenset({"torch.unique", "torch.unique_consecutive"})
+    methods = frozenset({"unique", "unique_consecutive"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                y = (x * 2).round()
+                return torch.unique(y).sum() + y.unique_consecutive().sum()  # expect: GM404
+            """
+        ),
+    )
+
+
+class BinCount(TensorOpRule):
+    code = "GM405"
+    name = "bincount"
+    message = "`{subject}` returns one bin per value up to the maximum in the data"
+    why = _WHY_SHAPE
+    fix = (
+        "Count into a fixed number of bins with a one-hot sum (`F.one_hot(t, n).sum(0)`) or "
+        f"`torch.zeros(n).scatter_add_(0, t, ones)`; or set {_CAPTURE}."
+    )
+    qualnames = frozenset({"torch.bincount"})
+    methods = frozenset({"bincount"})
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                buckets = (x.abs() * 3).long()
+                return torch.bincount(buckets).sum() + x  # expect: GM405
+            """
+        ),
+    )
+
+
+class RepeatInterleaveByTensor(TensorOpRule):
+    code = "GM406"
+    name = "repeat-interleave-tensor-repeats"
+    message = "`{subject}` repeats elements a data-dependent number of times"
+    why = _WHY_SHAPE
+    fix = f"Pass `output_size=` (a Python int) when the total is known, or set {_CAPTURE}."
+    qualnames = frozenset({"torch.repeat_interleave"})
+    methods = frozenset({"repeat_interleave"})
+
+    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
+        if any(k.arg == "output_size" for k in node.keywords):
+            return False
+        if function_form and len(node.args) == 1 and not node.keywords:
+            return is_tensor(ctx.kind(node.args[0]))  # torch.repeat_interleave(repeats)
+        repeats = [a for a in rest[:1]] + [k.value for k in node.keywords if k.arg == "repeats"]
+        return any(is_tensor(ctx.kind(r)) for r in repeats)
+
+    breaks = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                counts = (x.abs() * 3).long()
+                return torch.repeat_interleave(x, counts).sum() + x  # expect: GM406
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x):
+                return torch.repeat_interleave(x, 2).sum() + x.repeat_interleave(3).sum()
+            """
+        ),
+    )
+
+
+RULES: tuple[type[Rule], ...] = (NonZero, BooleanMaskIndex, MaskedSelect, Unique, BinCount, RepeatInterleaveByTensor)

@@ -1,0 +1,341 @@
+"""What the names of a module refer to: imports, top-level functions and classes, and the few
+module-level objects whose type matters to dynamo (loggers, TorchScript modules, locks, functions
+under `torch.compiler.disable`, tensors).
+
+Built once per analysis from the top level of the module, class bodies and `__init__` methods
+only; function bodies are left to the walker, which only visits compiled code.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from .kinds import Kind
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+DISABLE_FUNCTIONS = frozenset(
+    {
+        "torch.compiler.disable",
+        "torch._dynamo.disable",
+        "torch._dynamo.eval_frame.disable",
+        "torch._disable_dynamo",
+        "torch._dynamo.decorators.disable",
+    }
+)
+JIT_SCRIPT_FUNCTIONS = frozenset({"torch.jit.script"})
+LOCK_CLASSES = frozenset(
+    {
+        "threading.Lock",
+        "threading.RLock",
+        "threading.Semaphore",
+        "threading.BoundedSemaphore",
+        "threading.Condition",
+        "multiprocessing.Lock",
+        "multiprocessing.RLock",
+    }
+)
+LOGGER_FACTORY_SUFFIXES = ("getLogger", "get_logger")
+AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    node: ast.ClassDef
+    methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    base_names: list[str | None] = field(default_factory=list)  # qualified names; None if unresolved
+    local_bases: list[str] = field(default_factory=list)  # bases defined in this module
+    attr_kinds: dict[str, Kind] = field(default_factory=dict)  # self.<attr> as set up in __init__
+    attr_classes: dict[str, str] = field(default_factory=dict)  # self.<attr> = InFileClass(...)
+    is_module: bool = False
+    is_autograd_function: bool = False
+
+
+@dataclass
+class ModuleIndex:
+    """The names a module binds at its top level, resolved as far as one file allows."""
+
+    imports: dict[str, str] = field(default_factory=dict)
+    functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    classes: dict[str, ClassInfo] = field(default_factory=dict)
+    global_kinds: dict[str, Kind] = field(default_factory=dict)
+    top_level_names: set[str] = field(default_factory=set)
+    disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
+    owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
+
+    # -- name resolution -------------------------------------------------------------------
+    def qualname(self, node: ast.AST, local_names: dict | set | None = None, local_imports: dict | None = None) -> str | None:
+        """The dotted name an expression refers to (`nn.Linear` -> `torch.nn.Linear`), or None.
+
+        Names bound locally (`local_names`) shadow imports and builtins. Builtins resolve to
+        `builtins.<name>` unless the module rebinds them.
+        """
+        if isinstance(node, ast.Name):
+            name = node.id
+            if local_imports and name in local_imports:
+                return local_imports[name]
+            if local_names is not None and name in local_names:
+                return None
+            found = self.imports.get(name)
+            if found is not None:
+                return found
+            if name in self.top_level_names:
+                return None
+            if name in BUILTIN_NAMES:
+                return "builtins." + name
+            return None
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value, local_names, local_imports)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def method(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> ast.FunctionDef | None:
+        """Look `name` up on `cls` and its bases defined in this module (in MRO-ish order)."""
+        if name in cls.methods:
+            return cls.methods[name]
+        seen = _seen if _seen is not None else set()
+        seen.add(cls.name)
+        for base in cls.local_bases:
+            info = self.classes.get(base)
+            if info is not None and info.name not in seen:
+                found = self.method(info, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+    def attr_kind(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> Kind | None:
+        if name in cls.attr_kinds:
+            return cls.attr_kinds[name]
+        seen = _seen if _seen is not None else set()
+        seen.add(cls.name)
+        for base in cls.local_bases:
+            info = self.classes.get(base)
+            if info is not None and info.name not in seen:
+                found = self.attr_kind(info, name, seen)
+                if found is not None:
+                    return found
+        return None
+
+
+def _import_bindings(stmt: ast.Import | ast.ImportFrom) -> Iterator[tuple[str, str]]:
+    if isinstance(stmt, ast.Import):
+        for alias in stmt.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                root = alias.name.split(".")[0]
+                yield root, root
+    else:
+        module = "." * stmt.level + (stmt.module or "")
+        for alias in stmt.names:
+            if alias.name == "*":
+                continue
+            prefix = module if module.endswith(".") or not module else module + "."
+            yield alias.asname or alias.name, prefix + alias.name
+
+
+def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
+    return list(_import_bindings(stmt))
+
+
+def decorator_target(decorator: ast.expr) -> ast.expr:
+    """`@torch.compile(mode=...)` -> `torch.compile`; `@torch.compile` stays as is."""
+    return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Top-level statements, looking inside `if`/`try`/`with` (guarded imports and definitions)."""
+    for stmt in body:
+        yield stmt
+        if isinstance(stmt, ast.If):
+            yield from walk_top_level(stmt.body)
+            yield from walk_top_level(stmt.orelse)
+        elif isinstance(stmt, ast.Try):
+            yield from walk_top_level(stmt.body)
+            for handler in stmt.handlers:
+                yield from walk_top_level(handler.body)
+            yield from walk_top_level(stmt.orelse)
+            yield from walk_top_level(stmt.finalbody)
+        elif isinstance(stmt, ast.With):
+            yield from walk_top_level(stmt.body)
+
+
+def build_index(tree: ast.Module) -> ModuleIndex:
+    index = ModuleIndex()
+    statements = list(walk_top_level(tree.body))
+    # Names first (imports and definitions), so that later kinds can resolve them.
+    for stmt in statements:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            for local, target in _import_bindings(stmt):
+                index.imports.setdefault(local, target)
+                index.top_level_names.add(local)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            index.top_level_names.add(stmt.name)
+            if isinstance(stmt, ast.FunctionDef):
+                index.functions[stmt.name] = stmt
+        elif isinstance(stmt, ast.ClassDef):
+            index.top_level_names.add(stmt.name)
+            index.classes[stmt.name] = ClassInfo(stmt.name, stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for name in _bound_names(target):
+                    index.top_level_names.add(name)
+    for function in index.functions.values():
+        _mark_decorated(index, function)
+    for info in index.classes.values():
+        _index_class(index, info)
+    for info in index.classes.values():
+        info.is_module = _is_module(index, info, set())
+    return index
+
+
+def _bound_names(target: ast.expr) -> Iterator[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
+def _mark_decorated(index: ModuleIndex, function: ast.FunctionDef) -> None:
+    for decorator in function.decorator_list:
+        name = index.qualname(decorator_target(decorator))
+        if name in DISABLE_FUNCTIONS:
+            index.disabled.add(id(function))
+
+
+def _index_class(index: ModuleIndex, info: ClassInfo) -> None:
+    for base in info.node.bases:
+        name = index.qualname(base)
+        info.base_names.append(name)
+        if isinstance(base, ast.Name) and base.id in index.classes and base.id not in index.imports:
+            info.local_bases.append(base.id)
+        if name in AUTOGRAD_FUNCTION_BASES:
+            info.is_autograd_function = True
+    for stmt in info.node.body:
+        if isinstance(stmt, ast.FunctionDef):
+            info.methods[stmt.name] = stmt
+            index.owner[id(stmt)] = info
+            _mark_decorated(index, stmt)
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+            kind = annotation_kind(stmt.annotation, index)
+            if kind is not Kind.UNKNOWN:
+                info.attr_kinds[stmt.target.id] = kind
+
+
+def _is_module(index: ModuleIndex, info: ClassInfo, seen: set[str]) -> bool:
+    """Whether instances of the class are nn.Modules.
+
+    Certain when a base is a torch.nn class or an in-file module class. When a base is imported
+    from elsewhere (a `PreTrainedModel`, a project base class) one file cannot tell; a class that
+    defines `forward` on such a base is taken to be a module, as it almost always is.
+    """
+    if info.is_autograd_function or info.name in seen:
+        return False
+    seen.add(info.name)
+    unresolved_base = False
+    for base_node, name in zip(info.node.bases, info.base_names):
+        if name is not None and name.startswith("torch.nn.") and not name.startswith("torch.nn.functional"):
+            return True
+        if isinstance(base_node, ast.Name) and base_node.id in index.classes and base_node.id not in index.imports:
+            if _is_module(index, index.classes[base_node.id], seen):
+                return True
+            continue
+        if name in AUTOGRAD_FUNCTION_BASES:
+            return False
+        if name is None or not name.startswith("builtins."):
+            unresolved_base = True
+    forward = info.methods.get("forward")
+    if forward is None or not unresolved_base:
+        return False
+    return not any(
+        isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in forward.decorator_list
+    )
+
+
+# -- annotations ----------------------------------------------------------------------------
+_TENSOR_ANNOTATIONS = frozenset(
+    {
+        "torch.Tensor",
+        "torch.FloatTensor",
+        "torch.LongTensor",
+        "torch.IntTensor",
+        "torch.DoubleTensor",
+        "torch.HalfTensor",
+        "torch.BFloat16Tensor",
+        "torch.ByteTensor",
+        "torch.nn.Parameter",
+        "torch.nn.parameter.Parameter",
+    }
+)
+_BOOL_TENSOR_ANNOTATIONS = frozenset({"torch.BoolTensor"})
+_PY_ANNOTATIONS = frozenset(
+    {"builtins.int", "builtins.float", "builtins.bool", "builtins.str", "builtins.bytes", "torch.Size",
+     "torch.dtype", "torch.device"}
+)
+_SEQUENCE_ANNOTATIONS = frozenset(
+    {"builtins.tuple", "builtins.list", "typing.Tuple", "typing.List", "typing.Sequence",
+     "collections.abc.Sequence", "typing.Iterable"}
+)
+_OPTIONAL_ANNOTATIONS = frozenset({"typing.Optional"})
+_UNION_ANNOTATIONS = frozenset({"typing.Union"})
+
+
+def annotation_kind(node: ast.expr | None, index: ModuleIndex) -> Kind:
+    """The kind an annotation promises: `Optional[torch.Tensor]` -> TENSOR, `bool` -> PY."""
+    if node is None:
+        return Kind.UNKNOWN
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            parsed = ast.parse(node.value, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return Kind.UNKNOWN
+        return annotation_kind(parsed, index)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return Kind.NONE
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union(annotation_kind(node.left, index), annotation_kind(node.right, index))
+    if isinstance(node, ast.Subscript):
+        outer = index.qualname(node.value)
+        inner = node.slice
+        if outer in _OPTIONAL_ANNOTATIONS:
+            return _union(annotation_kind(inner, index), Kind.NONE)
+        if outer in _UNION_ANNOTATIONS and isinstance(inner, ast.Tuple):
+            result = Kind.NONE if not inner.elts else annotation_kind(inner.elts[0], index)
+            for element in inner.elts[1:]:
+                result = _union(result, annotation_kind(element, index))
+            return result
+        if outer in _SEQUENCE_ANNOTATIONS:
+            elements = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            kinds = {annotation_kind(e, index) for e in elements if not (isinstance(e, ast.Constant) and e.value is Ellipsis)}
+            if kinds and kinds <= {Kind.TENSOR, Kind.BOOL}:
+                return Kind.TENSORS
+            if kinds and kinds <= {Kind.PY}:
+                return Kind.PY_SEQ
+        return Kind.UNKNOWN
+    name = index.qualname(node)
+    if name in _TENSOR_ANNOTATIONS:
+        return Kind.TENSOR
+    if name in _BOOL_TENSOR_ANNOTATIONS:
+        return Kind.BOOL
+    if name in _PY_ANNOTATIONS:
+        return Kind.PY
+    return Kind.UNKNOWN
+
+
+def _union(a: Kind, b: Kind) -> Kind:
+    if a is b:
+        return a
+    if Kind.NONE in (a, b):
+        other = b if a is Kind.NONE else a
+        if other in (Kind.TENSOR, Kind.BOOL, Kind.PY, Kind.TENSORS):
+            return other
+    return Kind.UNKNOWN

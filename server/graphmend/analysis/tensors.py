@@ -1,0 +1,743 @@
+"""Which expressions are tensors: a light, flow-sensitive abstract interpretation over `ast`.
+
+`Evaluator.visit(expr)` returns the `Kind` of an expression, given `env` (the kinds of local
+names at this point of the function). It is deliberately small and certain rather than clever:
+torch API results, tensor methods, arithmetic and comparisons on tensors, annotated parameters,
+`self.<submodule>(...)`, indexing, unpacking. Anything else is UNKNOWN, and rules never fire on
+UNKNOWN alone.
+
+The walker subclasses the evaluator and overrides the hooks (`on_expr`, `on_truth`, `on_call`) so
+that inference and rule checks happen in the same single pass over the compiled code.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Callable
+
+from . import torch_api
+from .guards import static_truth
+from .kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, tensor_kind
+from .symbols import (
+    DISABLE_FUNCTIONS,
+    JIT_SCRIPT_FUNCTIONS,
+    LOCK_CLASSES,
+    LOGGER_FACTORY_SUFFIXES,
+    ClassInfo,
+    ModuleIndex,
+    annotation_kind,
+    import_bindings,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Facts about torch.Tensor methods and attributes (return kinds). Checked against torch 2.13.
+# ---------------------------------------------------------------------------------------------
+TENSOR_VALUED_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag", "_base"})
+PY_METHODS = frozenset(
+    {
+        "size", "dim", "ndimension", "numel", "nelement", "element_size", "item", "tolist", "data_ptr",
+        "stride", "storage_offset", "is_contiguous", "is_floating_point", "is_complex", "is_signed",
+        "is_inference", "is_pinned", "is_shared", "is_set_to", "is_same_size", "is_nonzero", "equal",
+        "allclose", "get_device", "has_names", "__len__", "is_conj", "is_neg", "dim_order", "backward",
+    }
+)
+SEQ_METHODS = frozenset(
+    {
+        "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "split_with_sizes",
+        "unsafe_split", "unsafe_chunk", "sort", "topk", "kthvalue", "mode", "aminmax", "slogdet", "svd",
+        "qr", "lu", "frexp", "cummax", "cummin", "histogram", "eig",
+    }
+)
+# With no dim argument these reduce to a 0-d tensor; with one they keep dimensions or return
+# (values, indices) pairs.
+FULL_REDUCTIONS = frozenset(
+    {
+        "sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "std", "var", "median",
+        "nanmedian", "nansum", "nanmean", "count_nonzero", "all", "any", "logsumexp",
+    }
+)
+PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+ALWAYS_SCALAR = frozenset({"dot", "vdot", "trace", "det", "logdet"})
+BOOL_METHODS = frozenset(
+    {
+        "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_and", "logical_or",
+        "logical_not", "logical_xor", "bool", "signbit", "isclose", "all", "any", "isin",
+    }
+)
+# Methods that keep a boolean tensor boolean (views, copies, movement).
+DTYPE_PRESERVING = frozenset(
+    {
+        "view", "reshape", "flatten", "unflatten", "unsqueeze", "squeeze", "expand", "expand_as", "transpose",
+        "permute", "contiguous", "clone", "detach", "repeat", "t", "narrow", "select", "index_select", "flip",
+        "roll", "tril", "triu", "cpu", "cuda", "masked_fill", "__getitem__", "movedim", "swapaxes", "gather",
+        "repeat_interleave", "tile", "cumsum_", "diagonal", "view_as", "reshape_as", "requires_grad_",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_not_", "fill_", "zero_",
+    }
+)
+# Methods that keep a 0-d tensor 0-d (elementwise).
+ELEMENTWISE = frozenset(
+    {
+        "abs", "neg", "exp", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "float", "double", "half",
+        "bfloat16", "long", "int", "short", "to", "type_as", "clone", "detach", "clamp", "clamp_min",
+        "clamp_max", "clip", "round", "floor", "ceil", "trunc", "sigmoid", "relu", "tanh", "sin", "cos",
+        "reciprocal", "pow", "add", "sub", "mul", "div", "square", "sign", "cpu", "cuda", "contiguous",
+        "squeeze", "requires_grad_", "fill_", "zero_", "exp_", "add_", "sub_", "mul_", "div_",
+    }
+)
+# torch.<name>(...) results that are not tensors.
+TORCH_PY_FUNCTIONS = frozenset(
+    {
+        "is_tensor", "is_storage", "is_floating_point", "is_complex", "is_nonzero", "is_grad_enabled",
+        "is_inference_mode_enabled", "is_autocast_enabled", "get_default_dtype", "numel", "equal", "allclose",
+        "is_same_size", "result_type", "promote_types", "can_cast", "broadcast_shapes", "get_num_threads",
+        "initial_seed", "seed", "are_deterministic_algorithms_enabled", "is_anomaly_enabled", "typename",
+        "is_conj", "is_neg", "get_autocast_gpu_dtype", "get_autocast_cpu_dtype", "get_autocast_dtype",
+        "is_warn_always_enabled", "get_float32_matmul_precision", "Size", "device", "dtype", "finfo", "iinfo",
+        "Generator", "set_grad_enabled", "no_grad", "enable_grad", "inference_mode", "autocast",
+        "manual_seed", "use_deterministic_algorithms", "set_default_dtype", "set_printoptions", "compile",
+        "_assert", "_check", "_check_is_size", "_check_with", "sym_int", "sym_float", "sym_max", "sym_min",
+        "cond", "vmap", "get_rng_state", "set_rng_state", "save", "load",
+    }
+)
+TORCH_SEQ_FUNCTIONS = frozenset(
+    {
+        "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",
+        "sort", "topk", "kthvalue", "mode", "aminmax", "std_mean", "var_mean", "slogdet", "lu", "frexp",
+        "histogram", "cummax", "cummin", "split_with_sizes", "unique_consecutive",
+    }
+)
+TORCH_BOOL_FUNCTIONS = frozenset(
+    {
+        "eq", "ne", "gt", "ge", "lt", "le", "greater", "less", "greater_equal", "less_equal", "not_equal",
+        "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isreal", "logical_and", "logical_or",
+        "logical_not", "logical_xor", "isclose", "isin", "signbit", "all", "any",
+    }
+)
+# torch functions that return something shaped and typed like their first tensor argument.
+TORCH_LIKE_FIRST = frozenset({"zeros_like", "ones_like", "empty_like", "tril", "triu", "clone", "flip", "roll"})
+TORCH_SCALAR_FUNCTIONS = frozenset({"dot", "vdot", "trace", "det", "logdet", "scalar_tensor"})
+TORCH_TENSOR_SUBMODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.")
+TORCH_SEQ_SUBMODULE_FUNCTIONS = frozenset(
+    {
+        "torch.linalg.eigh", "torch.linalg.eig", "torch.linalg.svd", "torch.linalg.qr", "torch.linalg.slogdet",
+        "torch.linalg.lu", "torch.linalg.lu_factor", "torch.linalg.lstsq", "torch.linalg.inv_ex",
+        "torch.linalg.cholesky_ex", "torch.autograd.grad", "torch.nn.functional.multi_head_attention_forward",
+    }
+)
+TENSOR_CLASSES = frozenset(
+    {
+        "torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.IntTensor", "torch.DoubleTensor",
+        "torch.HalfTensor", "torch.BFloat16Tensor", "torch.ByteTensor", "torch.nn.Parameter",
+        "torch.nn.parameter.Parameter", "torch.nn.parameter.Buffer", "torch.nn.Buffer",
+    }
+)
+SEQ_MODULE_CLASSES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention"})
+CONTAINER_MODULE_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
+BOOL_DTYPES = frozenset({"torch.bool"})
+
+PY_BUILTINS = frozenset(
+    {
+        "len", "int", "float", "bool", "str", "repr", "isinstance", "issubclass", "hasattr", "callable", "id",
+        "hash", "type", "format", "ord", "chr", "bin", "hex", "oct", "range", "enumerate", "zip", "dict", "set",
+        "frozenset", "any", "all", "print", "input", "open", "vars", "dir", "globals", "locals",
+    }
+)
+SEQ_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed"})
+
+
+def _has_dim_argument(call: ast.Call, positional_is_dim: bool = True) -> bool:
+    if positional_is_dim and call.args:
+        return True
+    return any(k.arg in ("dim", "axis") for k in call.keywords)
+
+
+def _dtype_keyword(call: ast.Call, qualname: Callable[[ast.AST], str | None]) -> str | None:
+    for keyword in call.keywords:
+        if keyword.arg == "dtype":
+            return qualname(keyword.value) or "?"
+    return None
+
+
+class Evaluator:
+    """Computes the Kind of expressions inside one function (or at module level)."""
+
+    def __init__(
+        self,
+        index: ModuleIndex,
+        env: dict[str, Kind] | None = None,
+        cls: ClassInfo | None = None,
+        self_name: str | None = None,
+    ) -> None:
+        self.index = index
+        self.env: dict[str, Kind] = env if env is not None else {}
+        self.cls = cls
+        self.self_name = self_name
+        self.self_attrs: dict[str, Kind] = {}
+        self.local_imports: dict[str, str] = {}
+        self.kinds: dict[int, Kind] = {}
+        self._qualnames: dict[int, str | None] = {}
+        self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
+
+    # -- hooks for the walker ------------------------------------------------------------------
+    def on_expr(self, node: ast.expr, kind: Kind) -> None:
+        """Called for every expression after its kind is known (post-order)."""
+
+    def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:
+        """Called for every expression whose truth value Python asks for (`if`, `and`, `not`, ...)."""
+
+    def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        """Called for calls, after arguments are evaluated (the walker follows calls into callees)."""
+
+    def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
+        """Called for lambdas (the walker analyses their bodies as part of the compiled code)."""
+
+    # -- name resolution -----------------------------------------------------------------------
+    def qualname(self, node: ast.AST) -> str | None:
+        key = id(node)
+        if key in self._qualnames:
+            return self._qualnames[key]
+        result = self.index.qualname(node, self.env, self.local_imports)
+        self._qualnames[key] = result
+        return result
+
+    def kind(self, node: ast.AST) -> Kind:
+        """The kind computed for `node` in this pass (UNKNOWN if it was not visited)."""
+        return self.kinds.get(id(node), Kind.UNKNOWN)
+
+    def static_truth(self, test: ast.expr) -> bool | None:
+        return static_truth(test, self.qualname)
+
+    # -- visiting ------------------------------------------------------------------------------
+    def visit(self, node: ast.expr) -> Kind:
+        method = _DISPATCH.get(type(node))
+        kind = method(self, node) if method is not None else self._visit_children(node)
+        self.kinds[id(node)] = kind
+        if not self.dead:
+            self.on_expr(node, kind)
+        return kind
+
+    def _visit_children(self, node: ast.AST) -> Kind:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.expr):
+                self.visit(child)
+        return Kind.UNKNOWN
+
+    def visit_truth(self, node: ast.expr, construct: str) -> Kind:
+        """Visit an expression whose truth value is taken; `and`/`or`/`not` are looked through."""
+        if isinstance(node, ast.BoolOp):
+            return self._visit_boolop(node, construct)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            self.visit_truth(node.operand, "not" if construct == "boolop" else construct)
+            self.kinds[id(node)] = Kind.PY
+            if not self.dead:
+                self.on_expr(node, Kind.PY)
+            return Kind.PY
+        kind = self.visit(node)
+        if not self.dead:
+            self.on_truth(node, kind, construct)
+        return kind
+
+    def _visit_boolop(self, node: ast.BoolOp, construct: str) -> Kind:
+        is_and = isinstance(node.op, ast.And)
+        was_dead = self.dead
+        result: Kind | None = None
+        last = len(node.values) - 1
+        for position, value in enumerate(node.values):
+            if position == last and construct == "boolop":
+                kind = self.visit(value)  # the last operand's value is returned, not tested
+            else:
+                kind = self.visit_truth(value, construct)
+            result = kind if result is None else join(result, kind)
+            truth = self.static_truth(value)
+            if truth is not None and truth is not is_and:
+                self.dead = True  # dynamo knows the result; later operands never run
+        self.dead = was_dead
+        final = result or Kind.UNKNOWN
+        self.kinds[id(node)] = final
+        if not self.dead:
+            self.on_expr(node, final)
+        return final
+
+    # -- leaves --------------------------------------------------------------------------------
+    def _name(self, node: ast.Name) -> Kind:
+        name = node.id
+        kind = self.env.get(name)
+        if kind is not None:
+            return kind
+        if name == self.self_name and self.cls is not None:
+            return Kind.MODULE if self.cls.is_module else Kind.UNKNOWN
+        if name in self.index.global_kinds:
+            return self.index.global_kinds[name]
+        function = self.index.functions.get(name)
+        if function is not None:
+            if id(function) in self.index.disabled:
+                return Kind.DISABLED
+        return Kind.UNKNOWN
+
+    def _constant(self, node: ast.Constant) -> Kind:
+        return Kind.NONE if node.value is None else Kind.PY
+
+    def _joined_str(self, node: ast.JoinedStr) -> Kind:
+        self._visit_children(node)
+        return Kind.PY
+
+    # -- attributes and subscripts --------------------------------------------------------------
+    def _attribute(self, node: ast.Attribute) -> Kind:
+        base = self.visit(node.value)
+        attr = node.attr
+        if base in TENSOR_KINDS:
+            if attr in TENSOR_VALUED_ATTRS:
+                return Kind.TENSOR if attr != "data" else base
+            if attr in torch_api.TENSOR_ATTRIBUTES:
+                return Kind.PY
+            return Kind.UNKNOWN
+        if base is Kind.MODULE and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
+            return self.self_attr_kind(attr)
+        return Kind.UNKNOWN
+
+    def self_attr_kind(self, attr: str) -> Kind:
+        if attr in self.self_attrs:
+            return self.self_attrs[attr]
+        if self.cls is None:
+            return Kind.UNKNOWN
+        if attr == "training":
+            return Kind.PY
+        if attr in ("weight", "bias") and self.cls.is_module and attr not in self.cls.attr_kinds:
+            return Kind.UNKNOWN
+        found = self.index.attr_kind(self.cls, attr)
+        if found is not None:
+            return found
+        method = self.index.method(self.cls, attr)
+        if method is not None:
+            if id(method) in self.index.disabled:
+                return Kind.DISABLED
+        return Kind.UNKNOWN
+
+    def _subscript(self, node: ast.Subscript) -> Kind:
+        base = self.visit(node.value)
+        index_kind = self.visit(node.slice)
+        is_slice = isinstance(node.slice, ast.Slice)
+        if base in TENSOR_KINDS:
+            if index_kind in BOOL_KINDS:
+                return Kind.BOOL if base in BOOL_KINDS else Kind.TENSOR
+            return Kind.BOOL if base in BOOL_KINDS else Kind.TENSOR
+        if base is Kind.TENSORS:
+            return Kind.TENSORS if is_slice else Kind.TENSOR
+        if base in (Kind.PY, Kind.PY_SEQ):
+            return Kind.PY_SEQ if is_slice and base is Kind.PY_SEQ else Kind.PY
+        if base is Kind.MODULES:
+            return Kind.MODULES if is_slice else Kind.MODULE
+        return Kind.UNKNOWN
+
+    def _slice(self, node: ast.Slice) -> Kind:
+        for part in (node.lower, node.upper, node.step):
+            if part is not None:
+                self.visit(part)
+        return Kind.PY
+
+    # -- operators ------------------------------------------------------------------------------
+    def _binop(self, node: ast.BinOp) -> Kind:
+        left = self.visit(node.left)
+        right = self.visit(node.right)
+        return binop_kind(left, right, node.op)
+
+    def _unaryop(self, node: ast.UnaryOp) -> Kind:
+        if isinstance(node.op, ast.Not):
+            self.visit_truth(node.operand, "not")
+            return Kind.PY
+        operand = self.visit(node.operand)
+        if operand in TENSOR_KINDS:
+            if isinstance(node.op, ast.Invert):
+                return operand
+            return tensor_kind(boolean=False, scalar=operand in SCALAR_KINDS)
+        return Kind.PY if operand is Kind.PY else Kind.UNKNOWN
+
+    def _compare(self, node: ast.Compare) -> Kind:
+        kinds = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
+        if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            return Kind.PY
+        if any(k in TENSOR_KINDS for k in kinds):
+            scalar = all(k in SCALAR_KINDS or k is Kind.PY for k in kinds)
+            return tensor_kind(boolean=True, scalar=scalar)
+        if all(k in (Kind.PY, Kind.NONE, Kind.PY_SEQ) for k in kinds):
+            return Kind.PY
+        return Kind.UNKNOWN
+
+    def _boolop(self, node: ast.BoolOp) -> Kind:
+        return self._visit_boolop(node, "boolop")
+
+    def _ifexp(self, node: ast.IfExp) -> Kind:
+        truth = self.static_truth(node.test)
+        self.visit_truth(node.test, "ternary")
+        was_dead = self.dead
+        if truth is False:
+            self.dead = True
+        body = self.visit(node.body)
+        self.dead = was_dead or truth is True
+        orelse = self.visit(node.orelse)
+        self.dead = was_dead
+        if truth is True:
+            return body
+        if truth is False:
+            return orelse
+        return join(body, orelse)
+
+    def _named_expr(self, node: ast.NamedExpr) -> Kind:
+        kind = self.visit(node.value)
+        self.env[node.target.id] = kind
+        return kind
+
+    # -- containers -----------------------------------------------------------------------------
+    def _sequence(self, node: ast.Tuple | ast.List | ast.Set) -> Kind:
+        kinds = [self.visit(e) for e in node.elts]
+        if not kinds:
+            return Kind.PY_SEQ
+        if all(k in TENSOR_KINDS or k is Kind.TENSORS for k in kinds):
+            return Kind.TENSORS
+        if all(k in (Kind.PY, Kind.NONE) for k in kinds):
+            return Kind.PY_SEQ
+        return Kind.UNKNOWN
+
+    def _dict(self, node: ast.Dict) -> Kind:
+        self._visit_children(node)
+        return Kind.UNKNOWN
+
+    def _starred(self, node: ast.Starred) -> Kind:
+        return self.visit(node.value)
+
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> Kind:
+        saved = dict(self.env)
+        entered = False
+        try:
+            for position, generator in enumerate(node.generators):
+                # The first iterable is evaluated once, outside; everything else runs per element.
+                iter_kind = self.visit(generator.iter)
+                self.bind(generator.target, element_kind(iter_kind, generator.iter, self), None)
+                if not entered:
+                    self.enter_comprehension(node)
+                    entered = True
+                for condition in generator.ifs:
+                    self.visit_truth(condition, "comprehension")
+            if isinstance(node, ast.DictComp):
+                self.visit(node.key)
+                self.visit(node.value)
+                return Kind.UNKNOWN
+            element = self.visit(node.elt)
+        finally:
+            if entered:
+                self.exit_comprehension(node)
+            self.env = saved
+        if element in TENSOR_KINDS:
+            return Kind.TENSORS
+        return Kind.PY_SEQ if element is Kind.PY else Kind.UNKNOWN
+
+    def enter_comprehension(self, node: ast.expr) -> None:
+        """Hook: code after this point runs once per element."""
+
+    def exit_comprehension(self, node: ast.expr) -> None:
+        """Hook: matches enter_comprehension."""
+
+    def _lambda(self, node: ast.Lambda) -> Kind:
+        if not self.dead:
+            self.on_nested_scope(node)
+        return Kind.UNKNOWN
+
+    def _await(self, node: ast.AST) -> Kind:
+        self._visit_children(node)
+        return Kind.UNKNOWN
+
+    # -- calls ----------------------------------------------------------------------------------
+    def _call(self, node: ast.Call) -> Kind:
+        func = node.func
+        receiver = Kind.UNKNOWN
+        if isinstance(func, ast.Attribute):
+            receiver = self.visit(func.value)
+            # A method only tensors (and numpy arrays, which dynamo traces as tensors) have is
+            # evidence that a value of unknown type is a tensor.
+            if receiver is Kind.UNKNOWN and func.attr in torch_api.EVIDENCE_METHODS and self.qualname(func.value) is None:
+                receiver = Kind.TENSOR
+                self.kinds[id(func.value)] = receiver
+                target = func.value
+                if isinstance(target, ast.Name):
+                    self.env[target.id] = receiver
+                elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self.self_name:
+                    self.self_attrs[target.attr] = receiver
+            func_kind = self._attribute_of(func, receiver)
+        else:
+            func_kind = self.visit(func)
+        self.kinds[id(func)] = func_kind
+        arg_kinds = [self.visit(a) for a in node.args]
+        kw_kinds = {k.arg or "**": self.visit(k.value) for k in node.keywords}
+        if not self.dead:
+            self.on_call_target(node, arg_kinds, kw_kinds)
+        return self.call_result(node, func_kind, receiver, arg_kinds)
+
+    def _attribute_of(self, func: ast.Attribute, receiver: Kind) -> Kind:
+        """The kind of `receiver.attr` when it is about to be called (no re-visit of the receiver)."""
+        if receiver is Kind.MODULE and isinstance(func.value, ast.Name) and func.value.id == self.self_name:
+            return self.self_attr_kind(func.attr)
+        if receiver is Kind.LOGGER:
+            return Kind.LOGGER
+        return Kind.UNKNOWN
+
+    def call_result(self, node: ast.Call, func_kind: Kind, receiver: Kind, arg_kinds: list[Kind]) -> Kind:
+        func = node.func
+        if isinstance(func, ast.Attribute) and receiver in TENSOR_KINDS:
+            return tensor_method_kind(func.attr, node, receiver, arg_kinds, self.qualname)
+        if func_kind in (Kind.MODULE, Kind.JIT):
+            return Kind.TENSOR
+        name = self.qualname(func)
+        if name is not None:
+            if name in DISABLE_FUNCTIONS and node.args:
+                return Kind.DISABLED
+            if name in JIT_SCRIPT_FUNCTIONS:
+                return Kind.JIT if arg_kinds and arg_kinds[0] in (Kind.MODULE, Kind.MODULES) else Kind.UNKNOWN
+            if name in LOCK_CLASSES:
+                return Kind.LOCK
+            if name.startswith("torch."):
+                return torch_function_kind(name, node, arg_kinds, self.qualname)
+            if name.startswith("builtins."):
+                return builtin_kind(name[9:], arg_kinds)
+            if name.endswith(LOGGER_FACTORY_SUFFIXES):
+                return Kind.LOGGER
+            return Kind.UNKNOWN
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            function = self.index.functions.get(func.id)
+            if function is not None:
+                return annotation_kind(function.returns, self.index)
+            info = self.index.classes.get(func.id)
+            if info is not None and info.is_module:
+                return Kind.MODULE
+        if isinstance(func, ast.Attribute) and receiver is Kind.MODULE and self.cls is not None:
+            if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
+                method = self.index.method(self.cls, func.attr)
+                if method is not None:
+                    return annotation_kind(method.returns, self.index)
+                if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
+                    return Kind.TENSOR  # a submodule or callable set up in __init__
+        return Kind.UNKNOWN
+
+    # -- binding --------------------------------------------------------------------------------
+    def bind(self, target: ast.expr, kind: Kind | tuple, value: ast.expr | None) -> None:
+        """Record the kinds of the names an assignment (or a `for` target) binds."""
+        if isinstance(target, ast.Name):
+            self.env[target.id] = kind if isinstance(kind, Kind) else Kind.UNKNOWN
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elements = target.elts
+            if isinstance(kind, tuple) and len(kind) == len(elements):
+                for element, element_kind_ in zip(elements, kind):
+                    self.bind(element, element_kind_, None)
+                return
+            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(elements) and not any(
+                isinstance(e, ast.Starred) for e in value.elts
+            ):
+                for element, part in zip(elements, value.elts):
+                    self.bind(element, self.kind(part), part)
+                return
+            unpacked = unpack_kind(kind if isinstance(kind, Kind) else Kind.UNKNOWN)
+            for element in elements:
+                if isinstance(element, ast.Starred):
+                    seq = Kind.TENSORS if unpacked in TENSOR_KINDS else Kind.PY_SEQ if unpacked is Kind.PY else Kind.UNKNOWN
+                    self.bind(element.value, seq, None)
+                else:
+                    self.bind(element, unpacked, None)
+        elif isinstance(target, ast.Attribute):
+            if isinstance(target.value, ast.Name) and target.value.id == self.self_name and isinstance(kind, Kind):
+                self.self_attrs[target.attr] = kind
+        elif isinstance(target, ast.Starred):
+            self.bind(target.value, kind, None)
+
+    def add_import(self, stmt: ast.Import | ast.ImportFrom) -> None:
+        for local, target in import_bindings(stmt):
+            self.local_imports[local] = target
+            self.env.pop(local, None)
+
+
+_DISPATCH: dict[type, Callable[[Evaluator, ast.AST], Kind]] = {
+    ast.Name: Evaluator._name,
+    ast.Constant: Evaluator._constant,
+    ast.JoinedStr: Evaluator._joined_str,
+    ast.Attribute: Evaluator._attribute,
+    ast.Subscript: Evaluator._subscript,
+    ast.Slice: Evaluator._slice,
+    ast.BinOp: Evaluator._binop,
+    ast.UnaryOp: Evaluator._unaryop,
+    ast.Compare: Evaluator._compare,
+    ast.BoolOp: Evaluator._boolop,
+    ast.IfExp: Evaluator._ifexp,
+    ast.NamedExpr: Evaluator._named_expr,
+    ast.Tuple: Evaluator._sequence,
+    ast.List: Evaluator._sequence,
+    ast.Set: Evaluator._sequence,
+    ast.Dict: Evaluator._dict,
+    ast.Starred: Evaluator._starred,
+    ast.ListComp: Evaluator._comprehension,
+    ast.SetComp: Evaluator._comprehension,
+    ast.GeneratorExp: Evaluator._comprehension,
+    ast.DictComp: Evaluator._comprehension,
+    ast.Lambda: Evaluator._lambda,
+    ast.Await: Evaluator._await,
+    ast.Call: Evaluator._call,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Kind arithmetic, shared by the evaluator and the rules.
+# ---------------------------------------------------------------------------------------------
+_BOOL_PRESERVING_OPS = (ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def binop_kind(left: Kind, right: Kind, op: ast.operator) -> Kind:
+    left_tensor = left in TENSOR_KINDS
+    right_tensor = right in TENSOR_KINDS
+    if left_tensor or right_tensor:
+        scalar = all(k in SCALAR_KINDS or k is Kind.PY for k in (left, right))
+        boolean = isinstance(op, _BOOL_PRESERVING_OPS) and all(k in BOOL_KINDS or k is Kind.PY for k in (left, right))
+        return tensor_kind(boolean=boolean, scalar=scalar)
+    if left is Kind.PY and right is Kind.PY:
+        return Kind.PY
+    if left is Kind.TENSORS and right is Kind.TENSORS and isinstance(op, ast.Add):
+        return Kind.TENSORS
+    if {left, right} <= {Kind.PY, Kind.PY_SEQ}:
+        return Kind.PY_SEQ if isinstance(op, (ast.Add, ast.Mult)) and Kind.PY_SEQ in (left, right) else Kind.PY
+    return Kind.UNKNOWN
+
+
+def unpack_kind(kind: Kind) -> Kind:
+    """The kind of each element when `kind` is unpacked or iterated."""
+    if kind in TENSOR_KINDS:
+        return Kind.BOOL if kind in BOOL_KINDS else Kind.TENSOR
+    if kind is Kind.TENSORS:
+        return Kind.TENSOR
+    if kind in (Kind.PY, Kind.PY_SEQ):
+        return Kind.PY
+    if kind in (Kind.MODULES, Kind.MODULE):
+        return Kind.MODULE
+    return Kind.UNKNOWN
+
+
+def element_kind(iter_kind: Kind, node: ast.expr, evaluator: Evaluator) -> Kind | tuple:
+    """What a `for` target receives from `node`; tuples for `enumerate(...)` and `zip(...)`."""
+    if isinstance(node, ast.Call):
+        name = evaluator.qualname(node.func)
+        if name == "builtins.range":
+            return Kind.PY
+        if name == "builtins.enumerate" and node.args:
+            inner = element_kind(evaluator.kind(node.args[0]), node.args[0], evaluator)
+            return (Kind.PY, inner if isinstance(inner, Kind) else Kind.UNKNOWN)
+        if name == "builtins.zip" and node.args:
+            parts = []
+            for arg in node.args:
+                inner = element_kind(evaluator.kind(arg), arg, evaluator)
+                parts.append(inner if isinstance(inner, Kind) else Kind.UNKNOWN)
+            return tuple(parts)
+    return unpack_kind(iter_kind)
+
+
+def tensor_method_kind(
+    method: str, call: ast.Call, receiver: Kind, arg_kinds: list[Kind], qualname: Callable[[ast.AST], str | None]
+) -> Kind:
+    """The kind of `<tensor>.method(...)`."""
+    if method in PY_METHODS:
+        return Kind.NONE if method == "backward" else Kind.PY
+    if method == "type":
+        return Kind.TENSOR if call.args or call.keywords else Kind.PY
+    if method in PAIR_WITH_DIM and call.args:
+        return Kind.TENSOR if arg_kinds[0] in TENSOR_KINDS else Kind.TENSORS
+    if method == "nonzero" and any(k.arg == "as_tuple" for k in call.keywords):
+        return Kind.TENSORS
+    if method in SEQ_METHODS:
+        return Kind.TENSORS
+    boolean = method in BOOL_METHODS or (receiver in BOOL_KINDS and method in DTYPE_PRESERVING)
+    if method in ("to", "type") and call.args:
+        boolean = qualname(call.args[0]) in BOOL_DTYPES or (boolean and arg_kinds[0] is not Kind.PY)
+    if _dtype_keyword(call, qualname) in BOOL_DTYPES:
+        boolean = True
+    if method in FULL_REDUCTIONS:
+        positional_is_dim = method not in ("std", "var") or bool(call.args and not isinstance(call.args[0], ast.Constant))
+        scalar = not _has_dim_argument(call, positional_is_dim)
+        return tensor_kind(boolean=method in ("all", "any"), scalar=scalar)
+    if method == "norm":
+        return tensor_kind(boolean=False, scalar=not (len(call.args) > 1 or any(k.arg == "dim" for k in call.keywords)))
+    if method in ALWAYS_SCALAR:
+        return Kind.SCALAR
+    scalar = receiver in SCALAR_KINDS and method in ELEMENTWISE
+    return tensor_kind(boolean=boolean, scalar=scalar)
+
+
+def torch_function_kind(name: str, call: ast.Call, arg_kinds: list[Kind], qualname: Callable[[ast.AST], str | None]) -> Kind:
+    """The kind of `torch.<...>(...)`."""
+    if name in TENSOR_CLASSES:
+        return Kind.TENSOR
+    if name.startswith("torch.nn.") and not name.startswith(TORCH_TENSOR_SUBMODULES):
+        leaf = name.rsplit(".", 1)[1]
+        if leaf in CONTAINER_MODULE_CLASSES:
+            return Kind.MODULES
+        if leaf in torch_api.NN_MODULE_CLASSES:
+            return Kind.MODULE
+        return Kind.UNKNOWN
+    if name in TORCH_SEQ_SUBMODULE_FUNCTIONS:
+        return Kind.TENSORS
+    if name.startswith(TORCH_TENSOR_SUBMODULES):
+        return Kind.TENSOR
+    if name.count(".") != 1:
+        return Kind.UNKNOWN  # torch.cuda.*, torch.jit.*, torch.distributed.*, ...
+    leaf = name[6:]
+    if leaf in TORCH_PY_FUNCTIONS:
+        return Kind.PY
+    if leaf not in torch_api.TORCH_FUNCTIONS:
+        return Kind.UNKNOWN
+    if leaf in TORCH_SEQ_FUNCTIONS:
+        return Kind.TENSORS
+    if leaf in ("max", "min", "median", "nanmedian") and len(call.args) > 1:
+        return Kind.TENSOR if arg_kinds[1] in TENSOR_KINDS else Kind.TENSORS
+    if leaf in ("max", "min", "median", "nanmedian") and any(k.arg == "dim" for k in call.keywords):
+        return Kind.TENSORS
+    if leaf == "where":
+        if len(call.args) == 1 and not call.keywords:
+            return Kind.TENSORS
+        if len(arg_kinds) == 3:
+            a, b = arg_kinds[1], arg_kinds[2]
+            boolean = a in BOOL_KINDS and b in BOOL_KINDS
+            return tensor_kind(boolean=boolean, scalar=all(k in SCALAR_KINDS or k is Kind.PY for k in arg_kinds))
+        return Kind.TENSOR
+    if leaf == "nonzero" and any(k.arg == "as_tuple" for k in call.keywords):
+        return Kind.TENSORS
+    if leaf == "unique" and any(k.arg in ("return_inverse", "return_counts") for k in call.keywords):
+        return Kind.TENSORS
+    boolean = leaf in TORCH_BOOL_FUNCTIONS or _dtype_keyword(call, qualname) in BOOL_DTYPES
+    if leaf in TORCH_LIKE_FIRST and arg_kinds and arg_kinds[0] in BOOL_KINDS and _dtype_keyword(call, qualname) is None:
+        boolean = True
+    if leaf in FULL_REDUCTIONS:
+        extra_args = len(call.args) > 1 or any(k.arg in ("dim", "axis") for k in call.keywords)
+        return tensor_kind(boolean=leaf in ("all", "any"), scalar=not extra_args)
+    if leaf in TORCH_SCALAR_FUNCTIONS:
+        return Kind.SCALAR
+    if leaf in ("tensor", "as_tensor") and call.args and isinstance(call.args[0], ast.Constant):
+        return tensor_kind(boolean=isinstance(call.args[0].value, bool) or boolean, scalar=True)
+    tensor_args = [k for k in arg_kinds if k in TENSOR_KINDS]
+    scalar = bool(tensor_args) and all(k in SCALAR_KINDS for k in tensor_args) and leaf in ELEMENTWISE
+    return tensor_kind(boolean=boolean, scalar=scalar)
+
+
+def builtin_kind(name: str, arg_kinds: list[Kind]) -> Kind:
+    if name in PY_BUILTINS:
+        return Kind.NONE if name == "print" else Kind.PY
+    if name in SEQ_BUILTINS:
+        if arg_kinds and (arg_kinds[0] in TENSOR_KINDS or arg_kinds[0] is Kind.TENSORS):
+            return Kind.TENSORS
+        if arg_kinds and arg_kinds[0] in (Kind.PY_SEQ, Kind.PY):
+            return Kind.PY_SEQ
+        return Kind.UNKNOWN
+    if name in ("min", "max"):
+        if len(arg_kinds) == 1:
+            return Kind.TENSOR if arg_kinds[0] in (Kind.TENSORS, Kind.TENSOR) else Kind.UNKNOWN
+        if any(k in TENSOR_KINDS for k in arg_kinds):
+            return tensor_kind(boolean=False, scalar=all(k in SCALAR_KINDS or k is Kind.PY for k in arg_kinds))
+        return Kind.PY if all(k is Kind.PY for k in arg_kinds) else Kind.UNKNOWN
+    if name == "sum" and arg_kinds:
+        return Kind.TENSOR if arg_kinds[0] in (Kind.TENSORS, Kind.TENSOR) else Kind.UNKNOWN
+    if name in ("abs", "round", "pow") and arg_kinds:
+        return arg_kinds[0] if arg_kinds[0] in TENSOR_KINDS else Kind.PY if arg_kinds[0] is Kind.PY else Kind.UNKNOWN
+    return Kind.UNKNOWN

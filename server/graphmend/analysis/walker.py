@@ -1,0 +1,686 @@
+"""Walks one compiled function, statement by statement, and runs the rules on it.
+
+The walker extends the evaluator (tensor inference) with what only statements know:
+- the flow of kinds through assignments, branches (joined) and loops (iterated to a fixpoint once);
+- code dynamo never traces: branches dead under `is_compiling()` guards, code after `return`;
+- amplifiers: a break inside a loop body, a `try` body or an `except` handler, or a `with` block
+  of a context manager dynamo cannot resume under makes dynamo skip the *whole function* (measured
+  on torch 2.13: tests/corpus/amplifiers_*.py). Safe managers: `torch.no_grad`, `autocast`, ...;
+- calls into other functions of the file, which the module analysis walks next, passing the
+  kinds of the arguments and the amplifier of the call site along.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable
+
+from ..findings import Finding, Related, Severity
+from . import torch_api
+from .kinds import Kind, join
+from .rules import Effect, Rule
+from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
+from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, unpack_kind
+
+if TYPE_CHECKING:
+    from .module import ModuleAnalysis
+
+# Context managers a graph break may happen under without dynamo giving up on the function.
+SAFE_CONTEXT_MANAGERS = frozenset(
+    {
+        "torch.no_grad",
+        "torch.enable_grad",
+        "torch.inference_mode",
+        "torch.set_grad_enabled",
+        "torch.autograd.no_grad",
+        "torch.autograd.enable_grad",
+        "torch.autograd.set_grad_enabled",
+        "torch.autograd.grad_mode.no_grad",
+        "torch.autocast",
+        "torch.amp.autocast",
+        "torch.cpu.amp.autocast",
+        "torch.cuda.amp.autocast",
+        "torch.profiler.record_function",
+        "torch.autograd.profiler.record_function",
+        "torch.nn.attention.sdpa_kernel",
+        "contextlib.nullcontext",
+    }
+)
+# Parameter names that announce a Python flag, setting or size rather than a tensor.
+_NOT_A_TENSOR_NAME = re.compile(
+    r"^(is|use|has|do|output|return|enable|disable|apply|with|skip|need|should|allow|keep|train|inplace|num|n)(_|$)"
+    r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k)$"
+    r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
+)
+_EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
+
+
+@dataclass(frozen=True)
+class Amplifier:
+    """Why a break makes dynamo run a whole function eagerly."""
+
+    kind: str  # "loop" | "try" | "except" | "with" | "comprehension" | "generator" | "caller"
+    node: ast.AST
+    label: str  # e.g. "`for` loop", "`with torch.device(...)` block"
+    function: str  # the function dynamo runs eagerly
+    callee: str = ""  # for "caller": the function whose break it is
+
+
+def merge_envs(a: dict[str, Kind], b: dict[str, Kind]) -> dict[str, Kind]:
+    merged = dict(a)
+    for name, kind in b.items():
+        merged[name] = join(merged[name], kind) if name in merged else kind
+    return merged
+
+
+class FunctionWalker(Evaluator):
+    """Analyses one function of a compiled region and reports what breaks the graph."""
+
+    def __init__(
+        self,
+        module: "ModuleAnalysis",
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        qualified_name: str,
+        cls: ClassInfo | None,
+        *,
+        is_entry: bool,
+        explicitly_compiled: bool = False,
+        param_kinds: dict[str, Kind] | None = None,
+        caller_amplifier: Amplifier | None = None,
+        closure: dict[str, Kind] | None = None,
+        self_name: str | None = None,
+    ) -> None:
+        super().__init__(module.index, dict(closure or {}), cls, self_name)
+        self.module = module
+        self.function = function
+        self.function_name = qualified_name
+        self.is_entry = is_entry
+        self.explicitly_compiled = explicitly_compiled
+        self.param_kinds = param_kinds or {}
+        self.caller_amplifier = caller_amplifier
+        self.amplifiers: list[Amplifier] = []
+        self.rules = module.rules
+        self._once: set[str] = set()
+
+    # -- entry point ---------------------------------------------------------------------------
+    def run(self) -> None:
+        self._bind_parameters()
+        self.walk_body(self.function.body)
+
+    def _bind_parameters(self) -> None:
+        args = self.function.args
+        positional = args.posonlyargs + args.args
+        if self.cls is not None and positional and not self._is_static():
+            if self.self_name is None:
+                self.self_name = positional[0].arg
+            positional = positional[1:]
+        defaults: dict[str, ast.expr | None] = {}  # None: no default
+        padded: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+        for arg, default in zip(positional, padded):
+            defaults[arg.arg] = default
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+            defaults[arg.arg] = default
+        needs_evidence: list[str] = []
+        for arg in positional + args.kwonlyargs:
+            kind = annotation_kind(arg.annotation, self.index)
+            if kind is Kind.UNKNOWN:
+                kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
+            default = defaults.get(arg.arg)
+            if kind is Kind.UNKNOWN and isinstance(default, ast.Constant) and default.value is not None:
+                kind = Kind.PY
+            if kind is Kind.UNKNOWN and arg.annotation is None:
+                if self.explicitly_compiled and default is None and arg in positional and not _NOT_A_TENSOR_NAME.search(arg.arg):
+                    # The inputs of a function passed to torch.compile are tensors unless they say
+                    # otherwise (a default value, an annotation, or a name like `use_cache`).
+                    kind = Kind.TENSOR
+                else:
+                    needs_evidence.append(arg.arg)
+            self.env[arg.arg] = kind
+        for special in (args.vararg, args.kwarg):
+            if special is not None:
+                self.env[special.arg] = Kind.UNKNOWN
+        if needs_evidence:
+            for name in tensor_evidence(self.function, set(needs_evidence), self.qualname, self._submodule_call):
+                self.env[name] = Kind.TENSOR
+
+    def _submodule_call(self, func: ast.expr) -> bool:
+        """`self.proj(...)`: a call of a submodule set up in __init__."""
+        return (
+            type(func) is ast.Attribute
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.self_name
+            and self.cls is not None
+            and self.index.attr_kind(self.cls, func.attr) in (Kind.MODULE, Kind.JIT)
+        )
+
+    def _is_static(self) -> bool:
+        return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.function.decorator_list)
+
+    # -- what rules may ask ----------------------------------------------------------------------
+    def snippet(self, node: ast.AST) -> str:
+        return self.module.source.snippet(node)
+
+    def once(self, key: str) -> bool:
+        if key in self._once:
+            return False
+        self._once.add(key)
+        return True
+
+    def lambda_result(self, node: ast.Lambda, items: Kind) -> Kind:
+        """The kind a key function returns for elements of `items` (evaluated silently)."""
+        saved_env, was_dead = dict(self.env), self.dead
+        self.dead = True
+        try:
+            params = node.args.posonlyargs + node.args.args
+            for position, param in enumerate(params):
+                self.env[param.arg] = unpack_kind(items) if position == 0 else Kind.UNKNOWN
+            return self.visit(node.body)
+        finally:
+            self.env, self.dead = saved_env, was_dead
+
+    def current_amplifier(self) -> Amplifier | None:
+        return self.amplifiers[-1] if self.amplifiers else self.caller_amplifier
+
+    def report(self, rule: Rule, node: ast.AST, *, effect: Effect | None = None, related: tuple[Related, ...] = (), **details: str) -> None:
+        if self.dead:
+            return
+        effect = effect or rule.effect
+        amplifier = self.current_amplifier()
+        if amplifier is not None and effect in (Effect.BREAK, Effect.RESUME_FAILS):
+            effect = Effect.FRAME_SKIP
+        else:
+            amplifier = None if effect is not Effect.FRAME_SKIP else amplifier
+        source = self.module.source
+        values = {"subject": self.snippet(node), "function": self.function_name}
+        values.update(details)
+        headline = rule.message.format(**values)
+        sentences = [f"{headline}: {rule.why}."]
+        if amplifier is not None:
+            sentences.append(self._amplifier_sentence(amplifier))
+            related = related + (Related(source.header_span(amplifier.node), self._related_text(amplifier)),)
+        elif effect is Effect.FRAME_SKIP:
+            sentences.append(f"Dynamo cannot resume after it, so it runs the whole function `{self.function_name}` eagerly.")
+        elif effect is Effect.RESUME_FAILS:
+            sentences.append(
+                f"Dynamo cannot resume after it: it compiles up to here and runs the rest of `{self.function_name}` eagerly."
+            )
+        sentences.append(rule.fix)
+        severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
+        self.module.add(
+            Finding(
+                code=rule.code,
+                span=source.span(node),
+                message=" ".join(sentences),
+                severity=severity,
+                fix_hint=rule.fix,
+                effect=effect.value,
+                function=self.function_name,
+                related=related,
+            )
+        )
+
+    def _amplifier_sentence(self, amplifier: Amplifier) -> str:
+        line = getattr(amplifier.node, "lineno", "?")
+        if amplifier.kind == "caller":
+            return (
+                f"`{amplifier.callee}` is called inside the {amplifier.label} on line {line} of `{amplifier.function}`, "
+                f"so dynamo runs `{amplifier.function}` eagerly."
+            )
+        if amplifier.kind == "comprehension":
+            return (
+                f"It is inside the comprehension on line {line}, a loop dynamo cannot resume in: it runs the "
+                f"comprehension eagerly (and, from Python 3.12, which inlines comprehensions, all of `{amplifier.function}`)."
+            )
+        reason = {
+            "loop": "dynamo cannot resume inside a loop",
+            "generator": "dynamo cannot resume inside a generator expression",
+            "try": "dynamo cannot resume inside exception handling",
+            "except": "dynamo cannot resume inside exception handling",
+            "with": "dynamo cannot resume under that context manager",
+        }[amplifier.kind]
+        return (
+            f"It is inside the {amplifier.label} on line {line} and {reason}, so it runs the whole function "
+            f"`{amplifier.function}` eagerly."
+        )
+
+    def _related_text(self, amplifier: Amplifier) -> str:
+        if amplifier.kind == "caller":
+            return f"the call inside the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
+        return f"the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
+
+    # -- hooks from the evaluator ------------------------------------------------------------------
+    def on_expr(self, node: ast.expr, kind: Kind) -> None:
+        rules = self.rules
+        node_type = type(node)
+        for rule in rules.by_type.get(node_type, ()):
+            rule.check(node, self)
+        if node_type is ast.Call:
+            func = node.func  # type: ignore[attr-defined]
+            name = self.qualname(func)
+            if name is not None:
+                for rule in rules.by_qualname.get(name, ()):
+                    rule.check(node, self)
+            if type(func) is ast.Attribute:
+                for rule in rules.by_method.get(func.attr, ()):
+                    rule.check(node, self)
+
+    def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:
+        for rule in self.rules.by_truth.get(construct, ()):
+            rule.check_truth(node, kind, construct, self)
+
+    def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        resolved = self._resolve_callee(call)
+        if resolved is None:
+            return
+        function, cls, bound = resolved
+        params = function.args.posonlyargs + function.args.args
+        if bound:
+            params = params[1:]
+        kinds: dict[str, Kind] = {}
+        for param, arg, kind in zip(params, call.args, arg_kinds):
+            if isinstance(arg, ast.Starred):
+                break
+            if kind is not Kind.UNKNOWN:
+                kinds[param.arg] = kind
+        for name, kind in kw_kinds.items():
+            if kind is not Kind.UNKNOWN and name != "**":
+                kinds[name] = kind
+        amplifier = self.current_amplifier()
+        if amplifier is not None:
+            # The function that runs eagerly is the one holding the loop/try/with, however deep
+            # the call chain below it goes.
+            callee = f"{cls.name}.{function.name}" if cls is not None else function.name
+            amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee)
+        self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
+
+    def _resolve_callee(self, call: ast.Call) -> tuple[ast.FunctionDef, ClassInfo | None, bool] | None:
+        func = call.func
+        index = self.index
+        if isinstance(func, ast.Name):
+            if func.id in self.env or func.id in self.local_imports:
+                return None
+            function = index.functions.get(func.id)
+            if function is not None:
+                return function, None, False
+            info = index.classes.get(func.id)
+            if info is not None and not info.is_module:
+                init = index.method(info, "__init__")
+                if init is not None:
+                    return init, index.owner.get(id(init)), True
+            return None
+        if not isinstance(func, ast.Attribute):
+            return None
+        value = func.value
+        if isinstance(value, ast.Name) and value.id == self.self_name and self.cls is not None:
+            method = index.method(self.cls, func.attr)
+            if method is not None:
+                return method, index.owner.get(id(method)), not _is_staticmethod(method)
+            submodule = self.cls.attr_classes.get(func.attr)
+            if submodule is not None and submodule in index.classes:
+                forward = index.method(index.classes[submodule], "forward")
+                if forward is not None:
+                    return forward, index.owner.get(id(forward)), True
+            return None
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+            and self.cls is not None
+        ):
+            for base in self.cls.local_bases:
+                info = index.classes.get(base)
+                method = index.method(info, func.attr) if info is not None else None
+                if method is not None:
+                    return method, index.owner.get(id(method)), True
+            return None
+        if isinstance(value, ast.Name) and value.id in index.classes and value.id not in self.env:
+            method = index.method(index.classes[value.id], func.attr)
+            if method is not None:
+                bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
+                return method, index.owner.get(id(method)), bound
+        return None
+
+    def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
+        if isinstance(node, ast.Lambda):
+            saved = dict(self.env)
+            for param in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
+                self.env[param.arg] = Kind.UNKNOWN
+            self.visit(node.body)
+            self.env = saved
+
+    def enter_comprehension(self, node: ast.expr) -> None:
+        if isinstance(node, ast.GeneratorExp):
+            self.amplifiers.append(Amplifier("generator", node, "generator expression", self.function_name))
+        else:
+            self.amplifiers.append(Amplifier("comprehension", node, "comprehension", self.function_name))
+
+    def exit_comprehension(self, node: ast.expr) -> None:
+        self.amplifiers.pop()
+
+    # -- statements ------------------------------------------------------------------------------
+    def walk_body(self, body: list[ast.stmt]) -> bool:
+        """Walk a block; True when it always ends in return/raise/break/continue."""
+        for stmt in body:
+            handler = _STATEMENTS.get(type(stmt))
+            if handler is None:
+                self._generic_statement(stmt)
+                continue
+            if handler(self, stmt):
+                return True
+        return False
+
+    def _statement_rules(self, stmt: ast.stmt) -> None:
+        if not self.dead:
+            for rule in self.rules.by_statement.get(type(stmt), ()):
+                rule.check_statement(stmt, self)
+
+    def _generic_statement(self, stmt: ast.stmt) -> bool:
+        for child in ast.iter_child_nodes(stmt):
+            if isinstance(child, ast.expr):
+                self.visit(child)
+        return False
+
+    def _expr_stmt(self, stmt: ast.Expr) -> bool:
+        self.visit(stmt.value)
+        return False
+
+    def _assign(self, stmt: ast.Assign) -> bool:
+        kind = self.visit(stmt.value)
+        for target in stmt.targets:
+            self._visit_target(target)
+            self.bind(target, kind, stmt.value)
+        return False
+
+    def _ann_assign(self, stmt: ast.AnnAssign) -> bool:
+        kind = annotation_kind(stmt.annotation, self.index)
+        if stmt.value is not None:
+            value_kind = self.visit(stmt.value)
+            if kind is Kind.UNKNOWN:
+                kind = value_kind
+        self._visit_target(stmt.target)
+        if stmt.value is not None or kind is not Kind.UNKNOWN:
+            self.bind(stmt.target, kind, stmt.value)
+        return False
+
+    def _aug_assign(self, stmt: ast.AugAssign) -> bool:
+        target = stmt.target
+        if isinstance(target, ast.Name):
+            left = self.env.get(target.id, Kind.UNKNOWN)
+        else:
+            left = self.visit(target)  # x[mask] += 1 reads x[mask] first
+        right = self.visit(stmt.value)
+        result = binop_kind(left, right, stmt.op)
+        if isinstance(target, ast.Name):
+            self.env[target.id] = result
+        elif isinstance(target, ast.Attribute):
+            self.bind(target, result, None)
+        return False
+
+    def _visit_target(self, target: ast.expr) -> None:
+        """Evaluate the parts of an assignment target that are read (`x[i.item()] = v` reads `i`)."""
+        if isinstance(target, ast.Subscript):
+            self.visit(target.value)
+            self.visit(target.slice)
+        elif isinstance(target, ast.Attribute):
+            self.visit(target.value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._visit_target(element)
+        elif isinstance(target, ast.Starred):
+            self._visit_target(target.value)
+
+    def _return(self, stmt: ast.Return) -> bool:
+        if stmt.value is not None:
+            self.visit(stmt.value)
+        return True
+
+    def _raise(self, stmt: ast.Raise) -> bool:
+        if stmt.exc is not None:
+            self.visit(stmt.exc)
+        return True
+
+    def _jump(self, stmt: ast.stmt) -> bool:
+        return True
+
+    def _nothing(self, stmt: ast.stmt) -> bool:
+        return False
+
+    def _assert(self, stmt: ast.Assert) -> bool:
+        # A data-dependent assert does not break (dynamo emits a runtime check), so the test is
+        # evaluated for what it contains, not for its truth value.
+        self.visit(stmt.test)
+        if stmt.msg is not None:
+            self.visit(stmt.msg)
+        return False
+
+    def _import(self, stmt: ast.Import | ast.ImportFrom) -> bool:
+        self.add_import(stmt)
+        return False
+
+    def _global(self, stmt: ast.Global | ast.Nonlocal) -> bool:
+        for name in stmt.names:
+            self.env.pop(name, None)
+        return False
+
+    def _if(self, stmt: ast.If) -> bool:
+        truth = self.static_truth(stmt.test)
+        self.visit_truth(stmt.test, "if")
+        if truth is True:
+            return self.walk_body(stmt.body)
+        if truth is False:
+            return self.walk_body(stmt.orelse)
+        before = dict(self.env)
+        body_ends = self.walk_body(stmt.body)
+        after_body = self.env
+        self.env = dict(before)
+        else_ends = self.walk_body(stmt.orelse)
+        if body_ends and not else_ends:
+            pass  # only the else path continues: keep its environment
+        elif else_ends and not body_ends:
+            self.env = after_body
+        else:
+            self.env = merge_envs(after_body, self.env)
+        return body_ends and else_ends
+
+    def _loop_body(self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str) -> None:
+        before = dict(self.env)
+        was_dead = self.dead
+        self.dead = True  # first pass: learn what the body assigns, report nothing
+        bind()
+        self.walk_body(stmt.body)
+        self.dead = was_dead
+        self.env = merge_envs(before, self.env)
+        self.amplifiers.append(Amplifier("loop", stmt, label, self.function_name))
+        try:
+            bind()
+            self.walk_body(stmt.body)
+        finally:
+            self.amplifiers.pop()
+        self.env = merge_envs(before, self.env)
+
+    def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
+        iter_kind = self.visit(stmt.iter)
+        element = element_kind(iter_kind, stmt.iter, self)
+        self._loop_body(stmt, lambda: self.bind(stmt.target, element, None), "`for` loop")
+        self.walk_body(stmt.orelse)
+        return False
+
+    def _while(self, stmt: ast.While) -> bool:
+        truth = self.static_truth(stmt.test)
+        if truth is False:
+            self.walk_body(stmt.orelse)
+            return False
+        self.visit_truth(stmt.test, "while")
+        self._loop_body(stmt, lambda: None, "`while` loop")
+        self.walk_body(stmt.orelse)
+        return False
+
+    def _with(self, stmt: ast.With | ast.AsyncWith) -> bool:
+        pushed = 0
+        try:
+            for item in stmt.items:
+                expr = item.context_expr
+                if not self._is_safe_context_manager(expr):
+                    label = f"`with {self.snippet(expr)}` block"
+                    self.amplifiers.append(Amplifier("with", stmt, label, self.function_name))
+                    pushed += 1
+                self.visit(expr)
+                if item.optional_vars is not None:
+                    self._visit_target(item.optional_vars)
+                    self.bind(item.optional_vars, Kind.UNKNOWN, None)
+            self._statement_rules(stmt)
+            return self.walk_body(stmt.body)
+        finally:
+            for _ in range(pushed):
+                self.amplifiers.pop()
+
+    def _is_safe_context_manager(self, expr: ast.expr) -> bool:
+        target = expr.func if isinstance(expr, ast.Call) else expr
+        return self.qualname(target) in SAFE_CONTEXT_MANAGERS
+
+    def _try(self, stmt: ast.Try) -> bool:
+        self.amplifiers.append(Amplifier("try", stmt, "`try` block", self.function_name))
+        try:
+            self.walk_body(stmt.body)
+        finally:
+            self.amplifiers.pop()
+        for handler in stmt.handlers:
+            self.amplifiers.append(Amplifier("except", handler, "`except` handler", self.function_name))
+            try:
+                if handler.type is not None:
+                    self.visit(handler.type)
+                if handler.name:
+                    self.env[handler.name] = Kind.UNKNOWN
+                self.walk_body(handler.body)
+            finally:
+                self.amplifiers.pop()
+        self.walk_body(stmt.orelse)
+        return self.walk_body(stmt.finalbody)
+
+    def _function_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        for decorator in stmt.decorator_list:
+            self.visit(decorator)
+        disabled = any(
+            self.qualname(d.func if isinstance(d, ast.Call) else d) in DISABLE_FUNCTIONS for d in stmt.decorator_list
+        )
+        self.env[stmt.name] = Kind.DISABLED if disabled else Kind.UNKNOWN
+        if disabled or self.dead or isinstance(stmt, ast.AsyncFunctionDef):
+            return False
+        nested = FunctionWalker(
+            self.module,
+            stmt,
+            f"{self.function_name}.<locals>.{stmt.name}",
+            self.cls,
+            is_entry=False,
+            closure=self.env,
+            self_name=self.self_name,
+        )
+        nested.local_imports = dict(self.local_imports)
+        nested.run()
+        return False
+
+    def _class_def(self, stmt: ast.ClassDef) -> bool:
+        self._statement_rules(stmt)
+        self.env[stmt.name] = Kind.UNKNOWN
+        return False
+
+    def _match(self, stmt: ast.Match) -> bool:
+        self.visit(stmt.subject)
+        before = dict(self.env)
+        merged: dict[str, Kind] | None = None
+        for case in stmt.cases:
+            self.env = dict(before)
+            if case.guard is not None:
+                self.visit_truth(case.guard, "if")
+            self.walk_body(case.body)
+            merged = self.env if merged is None else merge_envs(merged, self.env)
+        self.env = merged if merged is not None else before
+        return False
+
+
+def _is_staticmethod(function: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
+_STATEMENTS: dict[type, Callable[[FunctionWalker, ast.stmt], bool]] = {
+    ast.Expr: FunctionWalker._expr_stmt,
+    ast.Assign: FunctionWalker._assign,
+    ast.AnnAssign: FunctionWalker._ann_assign,
+    ast.AugAssign: FunctionWalker._aug_assign,
+    ast.Return: FunctionWalker._return,
+    ast.Raise: FunctionWalker._raise,
+    ast.Break: FunctionWalker._jump,
+    ast.Continue: FunctionWalker._jump,
+    ast.Pass: FunctionWalker._nothing,
+    ast.Delete: FunctionWalker._nothing,
+    ast.Assert: FunctionWalker._assert,
+    ast.Import: FunctionWalker._import,
+    ast.ImportFrom: FunctionWalker._import,
+    ast.Global: FunctionWalker._global,
+    ast.Nonlocal: FunctionWalker._global,
+    ast.If: FunctionWalker._if,
+    ast.For: FunctionWalker._for,
+    ast.AsyncFor: FunctionWalker._for,
+    ast.While: FunctionWalker._while,
+    ast.With: FunctionWalker._with,
+    ast.AsyncWith: FunctionWalker._with,
+    ast.Try: FunctionWalker._try,
+    ast.FunctionDef: FunctionWalker._function_def,
+    ast.AsyncFunctionDef: FunctionWalker._function_def,
+    ast.ClassDef: FunctionWalker._class_def,
+    ast.Match: FunctionWalker._match,
+}
+if hasattr(ast, "TryStar"):
+    _STATEMENTS[ast.TryStar] = FunctionWalker._try  # type: ignore[attr-defined]
+
+
+# torch functions whose first argument is a number or a size, not a tensor.
+_NUMBER_ARGUMENT_FUNCTIONS = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint", "randperm", "eye", "linspace",
+        "logspace", "tensor", "as_tensor", "scalar_tensor", "manual_seed", "finfo", "iinfo", "device", "Size",
+    }
+)
+
+
+def tensor_evidence(
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    candidates: set[str],
+    qualname: Callable[[ast.AST], str | None],
+    submodule_call: Callable[[ast.expr], bool],
+) -> set[str]:
+    """Parameters the body uses as tensors, wherever the use is.
+
+    Unannotated parameters are UNKNOWN by default (`training`, `use_cache`, `patch_height` are
+    Python values); evidence promotes one to TENSOR for the whole function: a tensor-only method or
+    attribute (`x.view(...)`, `x.shape`), an operand of `@`, the tensor argument of a torch function
+    (`torch.cat`, `F.softmax`, not `torch.zeros(n)`), or the input of a submodule (`self.proj(x)`).
+    """
+    found: set[str] = set()
+    for node in ast.walk(function):
+        node_type = type(node)
+        if node_type is ast.Attribute:
+            value = node.value  # type: ignore[attr-defined]
+            if type(value) is ast.Name and value.id in candidates:
+                attr = node.attr  # type: ignore[attr-defined]
+                if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
+                    found.add(value.id)
+        elif node_type is ast.BinOp and type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
+            for operand in (node.left, node.right):  # type: ignore[attr-defined]
+                if type(operand) is ast.Name and operand.id in candidates:
+                    found.add(operand.id)
+        elif node_type is ast.Call and node.args:  # type: ignore[attr-defined]
+            first = node.args[0]  # type: ignore[attr-defined]
+            if type(first) is ast.Name and first.id in candidates and first.id not in found:
+                func = node.func  # type: ignore[attr-defined]
+                if submodule_call(func):
+                    found.add(first.id)
+                    continue
+                name = qualname(func)
+                if name is not None and name.startswith("torch."):
+                    leaf = name.rsplit(".", 1)[1]
+                    if leaf not in TORCH_PY_FUNCTIONS and leaf not in _NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper():
+                        found.add(first.id)
+    return found

@@ -1,0 +1,176 @@
+"""`[tool.graphmend]` in pyproject.toml: which rules run, which files are skipped, which code counts
+as compiled, and the sample inputs used for runtime confirmation.
+
+```toml
+[tool.graphmend]
+select = ["GM"]            # codes or prefixes ("GM1" = the whole control-flow family); default: all
+ignore = ["GM301"]         # the most specific entry wins, so ignore GM301 but select GM3 works
+exclude = ["build/**"]     # glob patterns, relative to the pyproject.toml directory
+compile-forward = true     # treat every nn.Module.forward as compiled (users compile whole models)
+
+[tool.graphmend.samples]
+"models/net.py:Net" = "models/net.py:make_sample"
+```
+
+Selection follows ruff: among the `select` and `ignore` entries that are a prefix of a code, the
+longest wins; on a tie, `ignore` wins.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable
+
+CODE_PATTERN = re.compile(r"^(ALL|GM\d{0,3})$")
+_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "samples", "max-file-bytes"}
+
+
+class ConfigError(ValueError):
+    """A configuration value GraphMend cannot use; the message names the key and the file."""
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ("GM",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    compile_forward: bool = True
+    samples: dict[str, str] = field(default_factory=dict)
+    max_file_bytes: int = 4_000_000
+    root: Path | None = None  # directory of the pyproject.toml the settings came from
+
+    def is_enabled(self, code: str) -> bool:
+        """Whether findings with `code` are reported (GM000, the parse failure, always is)."""
+        if code == "GM000":
+            return True
+        return rule_selected(code, self.select, self.ignore)
+
+    def with_overrides(
+        self,
+        select: Iterable[str] | None = None,
+        ignore: Iterable[str] | None = None,
+        extend_ignore: Iterable[str] | None = None,
+        compile_forward: bool | None = None,
+    ) -> "Config":
+        """Command-line options replace (select, ignore) or extend (extend_ignore) the file's."""
+        changes: dict[str, Any] = {}
+        if select is not None:
+            changes["select"] = _validate_codes(list(select), "--select")
+        if ignore is not None:
+            changes["ignore"] = _validate_codes(list(ignore), "--ignore")
+        if extend_ignore:
+            changes["ignore"] = tuple(changes.get("ignore", self.ignore)) + _validate_codes(
+                list(extend_ignore), "--extend-ignore"
+            )
+        if compile_forward is not None:
+            changes["compile_forward"] = compile_forward
+        return replace(self, **changes)
+
+
+def rule_selected(code: str, select: Iterable[str], ignore: Iterable[str]) -> bool:
+    best_select = max((_specificity(p, code) for p in select), default=-1)
+    best_ignore = max((_specificity(p, code) for p in ignore), default=-1)
+    if best_select < 0:
+        return False
+    return best_select > best_ignore
+
+
+def _specificity(pattern: str, code: str) -> int:
+    """Length of `pattern` when it selects `code`, else -1. "ALL" is the least specific match."""
+    if pattern == "ALL":
+        return 0
+    return len(pattern) if code.startswith(pattern) else -1
+
+
+def _validate_codes(values: Any, key: str, source: str = "") -> tuple[str, ...]:
+    where = f" in {source}" if source else ""
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise ConfigError(f"`{key}`{where} must be a list of rule codes or prefixes, e.g. [\"GM1\", \"GM301\"]")
+    cleaned = tuple(v.strip().upper() for v in values if v.strip())
+    bad = [v for v in cleaned if not CODE_PATTERN.match(v)]
+    if bad:
+        raise ConfigError(
+            f"`{key}`{where}: {', '.join(repr(b) for b in bad)} is not a rule code or prefix "
+            "(expected GM followed by up to three digits, or ALL)"
+        )
+    return cleaned
+
+
+def parse_settings(table: dict[str, Any], source: str = "", root: Path | None = None) -> Config:
+    """Build a Config from the `[tool.graphmend]` table; unknown keys and bad values raise."""
+    unknown = sorted(set(table) - _KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in "
+            f"[tool.graphmend]{' of ' + source if source else ''}; known keys: {', '.join(sorted(_KNOWN_KEYS))}"
+        )
+    config = Config(root=root)
+    changes: dict[str, Any] = {}
+    if "select" in table:
+        changes["select"] = _validate_codes(table["select"], "select", source)
+    if "ignore" in table:
+        changes["ignore"] = _validate_codes(table["ignore"], "ignore", source)
+    if "exclude" in table:
+        exclude = table["exclude"]
+        if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
+            raise ConfigError(f"`exclude` in {source or '[tool.graphmend]'} must be a list of glob patterns")
+        changes["exclude"] = tuple(exclude)
+    if "compile-forward" in table:
+        value = table["compile-forward"]
+        if not isinstance(value, bool):
+            raise ConfigError(f"`compile-forward` in {source or '[tool.graphmend]'} must be true or false")
+        changes["compile_forward"] = value
+    if "max-file-bytes" in table:
+        value = table["max-file-bytes"]
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise ConfigError(f"`max-file-bytes` in {source or '[tool.graphmend]'} must be a positive integer")
+        changes["max_file_bytes"] = value
+    if "samples" in table:
+        samples = table["samples"]
+        if not isinstance(samples, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in samples.items()
+        ):
+            raise ConfigError(
+                f"[tool.graphmend.samples] in {source or 'pyproject.toml'} must map "
+                "\"path.py:Target\" to \"path.py:factory\" strings"
+            )
+        changes["samples"] = dict(samples)
+    return replace(config, **changes)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above `start` that has a [tool.graphmend] table."""
+    start = start.resolve()
+    for directory in [start, *start.parents] if start.is_dir() else list(start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if isinstance(data.get("tool"), dict) and "graphmend" in data["tool"]:
+                return candidate
+    return None
+
+
+def load_config(path: Path) -> Config:
+    """Read `[tool.graphmend]` from `path` (a pyproject.toml); raise ConfigError when it is invalid."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
+    table = data.get("tool", {}).get("graphmend", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"[tool.graphmend] in {path} must be a table")
+    return parse_settings(table, str(path), root=path.parent)
+
+
+def config_for(start: Path) -> Config:
+    """The configuration that applies to a file or directory: the nearest [tool.graphmend], else defaults."""
+    found = find_pyproject(start)
+    return load_config(found) if found else Config()

@@ -1,0 +1,112 @@
+"""Finding the Python files to check and reading them safely.
+
+Reading never raises: a file GraphMend cannot use (binary, undecodable, too large, unreadable)
+comes back with the reason it was skipped, which the CLI prints and the server shows.
+Files are decoded the way Python itself decodes them (a PEP 263 coding cookie, UTF-8 by
+default, a UTF-8 BOM allowed), so anything Python would import can be checked.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import os
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Iterator
+
+# Directories never descended into when they are found by recursion (an explicitly named path is
+# always checked).
+DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", ".venv", "venv", ".tox", ".nox", ".eggs", "__pycache__", "node_modules",
+        "site-packages", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".pytype", "_build", "buck-out",
+        "build", "dist", ".direnv", "__pypackages__", ".ipynb_checkpoints", ".hypothesis",
+    }
+)
+
+
+@dataclass(frozen=True)
+class SourceText:
+    path: Path
+    text: str | None
+    encoding: str = "utf-8"
+    skip_reason: str | None = None
+
+
+def read_source(path: Path, max_bytes: int) -> SourceText:
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            return SourceText(path, None, skip_reason=f"larger than {max_bytes:,} bytes (max-file-bytes)")
+        data = path.read_bytes()
+    except OSError as exc:
+        return SourceText(path, None, skip_reason=f"cannot be read ({exc.strerror or exc})")
+    return decode_source(path, data)
+
+
+def decode_source(path: Path, data: bytes) -> SourceText:
+    if b"\0" in data:
+        return SourceText(path, None, skip_reason="binary file (contains NUL bytes)")
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except (SyntaxError, LookupError) as exc:
+        return SourceText(path, None, skip_reason=f"unknown or invalid source encoding ({exc})")
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        declared = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
+        return SourceText(path, None, skip_reason=f"not valid {declared} text")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return SourceText(path, text, encoding=encoding)
+
+
+def _excluded(path: Path, patterns: Iterable[str], root: Path | None) -> bool:
+    if not patterns:
+        return False
+    candidates = [path.as_posix(), path.name]
+    if root is not None:
+        try:
+            candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
+        except ValueError:
+            pass
+    for pattern in patterns:
+        stripped = pattern.rstrip("/")
+        for candidate in candidates:
+            if fnmatch.fnmatch(candidate, pattern) or fnmatch.fnmatch(candidate, stripped) or (
+                stripped and (candidate == stripped or candidate.startswith(stripped + "/"))
+            ):
+                return True
+    return False
+
+
+def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[Path]:
+    """Python files under `paths`, in a stable order. Missing paths raise FileNotFoundError."""
+    patterns = tuple(exclude)
+    seen: set[Path] = set()
+    for path in paths:
+        if not path.exists():
+            raise FileNotFoundError(str(path))
+        if path.is_file():
+            if path not in seen:
+                seen.add(path)
+                yield path
+            continue
+        for directory, dirnames, filenames in os.walk(path):
+            base = Path(directory)
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if d not in DEFAULT_EXCLUDED_DIRS
+                and not d.startswith(".")
+                and not d.endswith(".egg-info")
+                and not _excluded(base / d, patterns, root)
+            )
+            for name in sorted(filenames):
+                if name.endswith(".py"):  # stubs (.pyi) never run, so they cannot break a graph
+                    candidate = base / name
+                    if candidate not in seen and not _excluded(candidate, patterns, root):
+                        seen.add(candidate)
+                        yield candidate

@@ -1,0 +1,90 @@
+"""The shared vocabulary of GraphMend: where something is, what is wrong there, and how to change it.
+
+Every layer speaks in these types: the analyser produces `Finding`s, the rewrites produce `Edit`s,
+the CLI prints them and the language server turns them into LSP diagnostics and text edits. They
+are plain frozen dataclasses so that they pickle across worker processes and compare by value in
+tests.
+
+Positions: lines are 1-based, columns are 0-based offsets in *characters* (code points) of the
+line. `ast` reports UTF-8 byte columns; the analyser converts them once, so nothing downstream has
+to know about bytes. The language server converts characters to the negotiated LSP encoding.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(str, enum.Enum):
+    """How loudly to report a finding.
+
+    ERROR is reserved for breaks that make dynamo give up on a whole function (a break inside a
+    loop, a `try` or an unsupported `with` block) and for files that do not parse.
+    """
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A half-open range of source text: from (start_line, start_col) up to (end_line, end_col)."""
+
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    def contains_line(self, line: int) -> bool:
+        return self.start_line <= line <= self.end_line
+
+
+@dataclass(frozen=True, slots=True)
+class Related:
+    """A second location that explains a finding, e.g. the loop that turns a break into a skip."""
+
+    span: Span
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One predicted graph break (or a file GraphMend could not read).
+
+    `message` is complete on its own (what breaks, why dynamo breaks there, what to do); `fix_hint`
+    repeats the "what to do" part for clients that show it separately. `effect` says what the
+    break costs: "break" (the graph is split), "rest-eager" (dynamo cannot resume, the rest of the
+    function runs eagerly), "frame-skip" (the whole function runs eagerly) or "silent-skip" (the
+    function is never compiled and dynamo logs nothing).
+    """
+
+    code: str
+    span: Span
+    message: str
+    severity: Severity = Severity.WARNING
+    fix_hint: str = ""
+    effect: str = "break"
+    function: str = ""
+    related: tuple[Related, ...] = field(default=())
+
+    @property
+    def frame_skip(self) -> bool:
+        """True when dynamo will not merely split the graph but run the whole function eagerly."""
+        return self.effect in ("frame-skip", "silent-skip")
+
+    @property
+    def line(self) -> int:
+        return self.span.start_line
+
+    def sort_key(self) -> tuple[int, int, str]:
+        return (self.span.start_line, self.span.start_col, self.code)
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the text in `span` with `new_text`."""
+
+    span: Span
+    new_text: str

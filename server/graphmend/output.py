@@ -1,0 +1,83 @@
+"""How `graphmend check` prints findings: text for people, JSON for tools, GitHub annotations for CI.
+
+Lines and columns are printed 1-based (editors and GitHub count from 1); `Finding` stores 0-based
+character columns.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Iterable, TextIO
+
+from .analysis.rules import RULES_BY_CODE
+from .findings import Finding, Severity
+
+_GITHUB_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[str, object]:
+    span = finding.span
+    return {
+        "path": path,
+        "line": span.start_line,
+        "column": span.start_col + 1,
+        "end_line": span.end_line,
+        "end_column": span.end_col + 1,
+        "code": finding.code,
+        "message": finding.message,
+        "severity": finding.severity.value,
+        "fixable": fixable,
+        "effect": finding.effect,
+        "function": finding.function,
+        "fix_hint": finding.fix_hint,
+    }
+
+
+def write_text(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
+    for path, findings in results:
+        for finding in findings:
+            out.write(f"{path}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code} {finding.message}\n")
+
+
+def write_json(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
+    records = [finding_record(path, finding) for path, findings in results for finding in findings]
+    json.dump(records, out, indent=2)
+    out.write("\n")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_github(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
+    """GitHub Actions workflow commands: one annotation per finding on the changed file."""
+    for path, findings in results:
+        for finding in findings:
+            span = finding.span
+            level = _GITHUB_LEVEL[finding.severity]
+            rule = RULES_BY_CODE.get(finding.code)
+            title = f"GraphMend {finding.code}" + (f" ({rule.name})" if rule else "")
+            properties = ",".join(
+                [
+                    f"file={_escape_property(path)}",
+                    f"line={span.start_line}",
+                    f"col={span.start_col + 1}",
+                    f"endLine={span.end_line}",
+                    f"endColumn={span.end_col + 1}",
+                    f"title={_escape_property(title)}",
+                ]
+            )
+            out.write(f"::{level} {properties}::{_escape_data(finding.message)}\n")
+
+
+def write_statistics(out: TextIO, findings: Iterable[Finding]) -> None:
+    counts = Counter(f.code for f in findings)
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        rule = RULES_BY_CODE.get(code)
+        name = rule.name if rule else ("parse-error" if code == "GM000" else "internal-error")
+        out.write(f"{count:6d}  {code}  {name}\n")

@@ -1,0 +1,158 @@
+"""Run a corpus case through the analyser and through real TorchDynamo, and compare.
+
+A case is a complete module. Lines where dynamo breaks carry `# expect: GM101` (several codes
+separated by commas). `sample()` returns `(callable, args, kwargs)` or a list of such triples, so a
+case can reach several branch outcomes; without it, the compiled function `f` is called with
+`torch.randn(4)`. Functions already wrapped by `@torch.compile` are unwrapped and recompiled with
+a graph-counting backend.
+
+Agreement means, for the lines of the case file:
+- the analyser reports exactly the marked (line, code) pairs;
+- every break dynamo logs lies inside the span of a finding, and every finding covers a logged
+  break (a finding with effect "silent-skip" instead requires that dynamo compiled nothing);
+- the cost agrees: a finding says "frame-skip" exactly when dynamo logs that it skips the
+  function there, and "rest-eager" exactly when dynamo says it cannot resume.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import os
+import re
+import sys
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from graphmend import analyze
+from graphmend.findings import Finding
+from graphmend.runtime.worker import capture, locate
+
+EXPECT = re.compile(r"#\s*expect:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
+
+
+def expected_findings(source: str) -> set[tuple[int, str]]:
+    expected = set()
+    for number, line in enumerate(source.splitlines(), start=1):
+        match = EXPECT.search(line)
+        if match:
+            expected |= {(number, code.strip()) for code in match.group(1).split(",")}
+    return expected
+
+
+@dataclass
+class Observed:
+    lines: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # line -> records there
+    elsewhere: list[dict[str, Any]] = field(default_factory=list)  # breaks outside the case file
+    graphs: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def _unwrap(fn: Any) -> Any:
+    """The plain function or module under a torch.compile wrapper."""
+    fn = getattr(fn, "_torchdynamo_orig_callable", fn)
+    return getattr(fn, "_orig_mod", fn)
+
+
+def import_case(path: Path) -> Any:
+    name = f"graphmend_case_{path.stem}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec.loader.exec_module(module)
+    return module
+
+
+def samples(module: Any) -> list[tuple[Any, tuple, dict]]:
+    import torch
+
+    if hasattr(module, "sample"):
+        produced = module.sample()
+        triples = produced if isinstance(produced, list) else [produced]
+    else:
+        triples = [(module.f, (torch.randn(4),), {})]
+    return [(_unwrap(fn), tuple(args), dict(kwargs or {})) for fn, args, kwargs in triples]
+
+
+def run_dynamo(path: Path) -> Observed:
+    module = import_case(path)
+    observed = Observed()
+    case_file = {os.path.realpath(path)}
+    for fn, args, kwargs in samples(module):
+        quiet = io.StringIO()
+        stdin, sys.stdin = sys.stdin, io.StringIO("c\n" * 50)  # input() and pdb read from here
+        try:
+            with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = capture(fn, args, kwargs)
+        finally:
+            sys.stdin = stdin
+        observed.graphs += result["graphs"]
+        if result["error"]:
+            observed.errors.append(result["error"])
+        for record in result["breaks"]:
+            file, line = locate(record, case_file)
+            if os.path.realpath(file) in case_file:
+                observed.lines.setdefault(line, []).append(record)
+            elif not record["duplicate"]:
+                observed.elsewhere.append(record)
+    return observed
+
+
+def disagreements(path: Path, source: str) -> list[str]:
+    """Everything on which the markers, the analyser and dynamo disagree (empty when they agree)."""
+    problems: list[str] = []
+    findings = analyze(source, str(path), strict=True)
+    predicted = {(f.span.start_line, f.code) for f in findings}
+    expected = expected_findings(source)
+    for line, code in sorted(expected - predicted):
+        problems.append(f"line {line}: marked {code}, but the analyser does not report it")
+    for line, code in sorted(predicted - expected):
+        message = next(f.message for f in findings if (f.span.start_line, f.code) == (line, code))
+        problems.append(f"line {line}: the analyser reports {code} without a marker: {message}")
+
+    observed = run_dynamo(path)
+    for record in observed.elsewhere:
+        problems.append(f"dynamo broke outside the case file at {record['file']}:{record['line']}: {record['summary']}")
+    covered: set[int] = set()
+    for finding in findings:
+        span_lines = [line for line in observed.lines if finding.span.contains_line(line)]
+        covered.update(span_lines)
+        records = [r for line in span_lines for r in observed.lines[line]]
+        where = f"line {finding.span.start_line} {finding.code}"
+        if finding.effect == "silent-skip":
+            if observed.graphs:
+                problems.append(f"{where}: claims dynamo compiles nothing, but it compiled {observed.graphs} graph(s)")
+            continue
+        if not records:
+            problems.append(f"{where}: predicted a break, dynamo does not break there (false positive)")
+            continue
+        skipped = any(r["frame_skip"] for r in records)
+        if (finding.effect == "frame-skip") != skipped:
+            said = "says" if finding.effect == "frame-skip" else "does not say"
+            problems.append(f"{where}: the finding {said} dynamo skips the function; dynamo's log: {_reasons(records)}")
+        rest = any(r["rest_eager"] for r in records)
+        if (finding.effect == "rest-eager") != rest:
+            problems.append(f"{where}: effect {finding.effect!r}, dynamo's log: {_reasons(records)}")
+    for line in sorted(set(observed.lines) - covered):
+        problems.append(f"line {line}: dynamo breaks here ({_reasons(observed.lines[line])}) but no finding covers it")
+    return problems
+
+
+def _reasons(records: list[dict[str, Any]]) -> str:
+    parts = []
+    for record in records:
+        flags = " [frame skipped]" if record["frame_skip"] else " [rest eager]" if record["rest_eager"] else ""
+        parts.append(record["summary"] + flags)
+    return "; ".join(parts)
+
+
+def findings_for(source: str) -> list[Finding]:
+    return analyze(source, "<case>", strict=True)
