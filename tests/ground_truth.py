@@ -3,7 +3,7 @@
 A case is a complete module. Lines where dynamo breaks carry `# expect: GM101` (several codes
 separated by commas). `sample()` returns `(callable, args, kwargs)` or a list of such triples, so a
 case can reach several branch outcomes; without it, the compiled function `f` is called with
-`torch.randn(4)`. Functions already wrapped by `@torch.compile` are unwrapped and recompiled with
+`torch.randn(4)`. `GRAPHMEND_CONFIG = {"compile-forward": False}` at module level sets options. Functions already wrapped by `@torch.compile` are unwrapped and recompiled with
 a graph-counting backend.
 
 Agreement means, for the lines of the case file:
@@ -11,11 +11,13 @@ Agreement means, for the lines of the case file:
 - every break dynamo logs lies inside the span of a finding, and every finding covers a logged
   break (a finding with effect "silent-skip" instead requires that dynamo compiled nothing);
 - the cost agrees: a finding says "frame-skip" exactly when dynamo logs that it skips the
-  function there, and "rest-eager" exactly when dynamo says it cannot resume.
+  function there, and "rest-eager" when dynamo says it cannot resume (or, for a break before the
+  first traced op, that it skips the function: the rest of it is all of it).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib.util
 import io
@@ -28,7 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphmend import analyze
+from graphmend import Config, analyze
+from graphmend.config import parse_settings
 from graphmend.findings import Finding
 from graphmend.runtime.worker import capture, locate
 
@@ -106,10 +109,18 @@ def run_dynamo(path: Path) -> Observed:
     return observed
 
 
+def case_config(source: str) -> Config:
+    """A case may set `GRAPHMEND_CONFIG = {...}` ([tool.graphmend] keys) at module level."""
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "GRAPHMEND_CONFIG" for t in node.targets):
+            return parse_settings(ast.literal_eval(node.value), "GRAPHMEND_CONFIG")
+    return Config()
+
+
 def disagreements(path: Path, source: str) -> list[str]:
     """Everything on which the markers, the analyser and dynamo disagree (empty when they agree)."""
     problems: list[str] = []
-    findings = analyze(source, str(path), strict=True)
+    findings = analyze(source, str(path), case_config(source), strict=True)
     predicted = {(f.span.start_line, f.code) for f in findings}
     expected = expected_findings(source)
     for line, code in sorted(expected - predicted):
@@ -135,12 +146,17 @@ def disagreements(path: Path, source: str) -> list[str]:
             problems.append(f"{where}: predicted a break, dynamo does not break there (false positive)")
             continue
         skipped = any(r["frame_skip"] for r in records)
-        if (finding.effect == "frame-skip") != skipped:
+        # An unresumable break before the first traced op makes dynamo skip the whole function,
+        # which is what "the rest of the function runs eagerly" amounts to there; "may-skip"
+        # (comprehensions) holds either way.
+        if finding.effect not in ("rest-eager", "may-skip") and (finding.effect == "frame-skip") != skipped:
             said = "says" if finding.effect == "frame-skip" else "does not say"
             problems.append(f"{where}: the finding {said} dynamo skips the function; dynamo's log: {_reasons(records)}")
         rest = any(r["rest_eager"] for r in records)
-        if (finding.effect == "rest-eager") != rest:
-            problems.append(f"{where}: effect {finding.effect!r}, dynamo's log: {_reasons(records)}")
+        if finding.effect == "rest-eager" and not (rest or skipped):
+            problems.append(f"{where}: claims the rest of the function runs eagerly; dynamo's log: {_reasons(records)}")
+        elif rest and finding.effect not in ("rest-eager", "frame-skip"):
+            problems.append(f"{where}: effect {finding.effect!r}, but dynamo cannot resume: {_reasons(records)}")
     for line in sorted(set(observed.lines) - covered):
         problems.append(f"line {line}: dynamo breaks here ({_reasons(observed.lines[line])}) but no finding covers it")
     return problems

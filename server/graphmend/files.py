@@ -51,8 +51,13 @@ def decode_source(path: Path, data: bytes) -> SourceText:
         return SourceText(path, None, skip_reason="binary file (contains NUL bytes)")
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except (SyntaxError, LookupError) as exc:
-        return SourceText(path, None, skip_reason=f"unknown or invalid source encoding ({exc})")
+    except SyntaxError as exc:
+        # detect_encoding also raises when the first lines are not UTF-8 and declare nothing.
+        if "invalid or missing encoding declaration" in str(exc):
+            return SourceText(path, None, skip_reason="not valid UTF-8 text")
+        return SourceText(path, None, skip_reason=f"invalid source encoding declaration ({exc})")
+    except LookupError as exc:
+        return SourceText(path, None, skip_reason=f"unknown source encoding ({exc})")
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError):

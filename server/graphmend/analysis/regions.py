@@ -14,12 +14,14 @@ helpers are analysed as compiled too.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from .symbols import COMPILE_FUNCTIONS, ClassInfo, ModuleIndex, decorator_target
 
-# Cheap textual pre-checks: without these substrings there is nothing to scan the whole tree for.
-_COMPILE_MARKERS = ("compile", "optimize")
+# Cheap textual pre-check: without a mention of compile/optimize as a word (not `compiling`),
+# there is no decorator or compile call to find, and the whole-tree scan is skipped.
+_COMPILE_MARKER = re.compile(r"\b(?:compile|optimize)\b")
 
 
 @dataclass
@@ -40,7 +42,7 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
         seen.add(id(function))
         entries.append(Entry(function, cls, reason, explicit))
 
-    if any(marker in text for marker in _COMPILE_MARKERS):
+    if _COMPILE_MARKER.search(text):
         _decorated_and_called(tree, index, add)
     if compile_forward:
         for info in index.classes.values():

@@ -135,6 +135,9 @@ TENSOR_CLASSES = frozenset(
 SEQ_MODULE_CLASSES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention"})
 CONTAINER_MODULE_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 BOOL_DTYPES = frozenset({"torch.bool"})
+# Python random draws dynamo traces as torch RNG calls: the result is a 0-d tensor in the graph,
+# fine in arithmetic but a data-dependent value wherever a Python number is needed.
+TRACED_RANDOM_NUMBERS = frozenset({"random.randint", "random.uniform", "random.randrange"})
 
 PY_BUILTINS = frozenset(
     {
@@ -499,6 +502,8 @@ class Evaluator:
                 return torch_function_kind(name, node, arg_kinds, self.qualname)
             if name.startswith("builtins."):
                 return builtin_kind(name[9:], arg_kinds)
+            if name in TRACED_RANDOM_NUMBERS:
+                return Kind.SCALAR
             if name.endswith(LOGGER_FACTORY_SUFFIXES):
                 return Kind.LOGGER
             return Kind.UNKNOWN

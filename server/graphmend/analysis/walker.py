@@ -66,6 +66,7 @@ class Amplifier:
     label: str  # e.g. "`for` loop", "`with torch.device(...)` block"
     function: str  # the function dynamo runs eagerly
     callee: str = ""  # for "caller": the function whose break it is
+    certain: bool = True  # False for comprehensions (see Effect.MAY_SKIP)
 
 
 def merge_envs(a: dict[str, Kind], b: dict[str, Kind]) -> dict[str, Kind]:
@@ -181,6 +182,13 @@ class FunctionWalker(Evaluator):
             self.env, self.dead = saved_env, was_dead
 
     def current_amplifier(self) -> Amplifier | None:
+        """The innermost reason dynamo would run a whole function eagerly; a certain reason (a loop,
+        `try`, `with`, a caller's loop) wins over an uncertain one (a comprehension)."""
+        for amplifier in reversed(self.amplifiers):
+            if amplifier.certain:
+                return amplifier
+        if self.caller_amplifier is not None and self.caller_amplifier.certain:
+            return self.caller_amplifier
         return self.amplifiers[-1] if self.amplifiers else self.caller_amplifier
 
     def report(self, rule: Rule, node: ast.AST, *, effect: Effect | None = None, related: tuple[Related, ...] = (), **details: str) -> None:
@@ -189,9 +197,9 @@ class FunctionWalker(Evaluator):
         effect = effect or rule.effect
         amplifier = self.current_amplifier()
         if amplifier is not None and effect in (Effect.BREAK, Effect.RESUME_FAILS):
-            effect = Effect.FRAME_SKIP
-        else:
-            amplifier = None if effect is not Effect.FRAME_SKIP else amplifier
+            effect = Effect.FRAME_SKIP if amplifier.certain else Effect.MAY_SKIP
+        elif amplifier is not None and not (effect is Effect.FRAME_SKIP and amplifier.certain):
+            amplifier = None
         source = self.module.source
         values = {"subject": self.snippet(node), "function": self.function_name}
         values.update(details)
@@ -207,6 +215,7 @@ class FunctionWalker(Evaluator):
                 f"Dynamo cannot resume after it: it compiles up to here and runs the rest of `{self.function_name}` eagerly."
             )
         sentences.append(rule.fix)
+        # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self.module.add(
             Finding(
@@ -223,15 +232,21 @@ class FunctionWalker(Evaluator):
 
     def _amplifier_sentence(self, amplifier: Amplifier) -> str:
         line = getattr(amplifier.node, "lineno", "?")
+        if not amplifier.certain:
+            where = (
+                f"`{amplifier.callee}` is called inside the comprehension on line {line} of `{amplifier.function}`"
+                if amplifier.kind == "caller"
+                else f"It is inside the comprehension on line {line}"
+            )
+            return (
+                f"{where}, a loop dynamo cannot resume in: on Python 3.11 it may run the comprehension eagerly "
+                f"(depending on what it iterates over), and from Python 3.12, which inlines comprehensions, it runs "
+                f"all of `{amplifier.function}` eagerly."
+            )
         if amplifier.kind == "caller":
             return (
                 f"`{amplifier.callee}` is called inside the {amplifier.label} on line {line} of `{amplifier.function}`, "
                 f"so dynamo runs `{amplifier.function}` eagerly."
-            )
-        if amplifier.kind == "comprehension":
-            return (
-                f"It is inside the comprehension on line {line}, a loop dynamo cannot resume in: it runs the "
-                f"comprehension eagerly (and, from Python 3.12, which inlines comprehensions, all of `{amplifier.function}`)."
             )
         reason = {
             "loop": "dynamo cannot resume inside a loop",
@@ -292,7 +307,7 @@ class FunctionWalker(Evaluator):
             # The function that runs eagerly is the one holding the loop/try/with, however deep
             # the call chain below it goes.
             callee = f"{cls.name}.{function.name}" if cls is not None else function.name
-            amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee)
+            amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain)
         self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
 
     def _resolve_callee(self, call: ast.Call) -> tuple[ast.FunctionDef, ClassInfo | None, bool] | None:
@@ -354,7 +369,7 @@ class FunctionWalker(Evaluator):
         if isinstance(node, ast.GeneratorExp):
             self.amplifiers.append(Amplifier("generator", node, "generator expression", self.function_name))
         else:
-            self.amplifiers.append(Amplifier("comprehension", node, "comprehension", self.function_name))
+            self.amplifiers.append(Amplifier("comprehension", node, "comprehension", self.function_name, certain=False))
 
     def exit_comprehension(self, node: ast.expr) -> None:
         self.amplifiers.pop()
@@ -527,6 +542,7 @@ class FunctionWalker(Evaluator):
                     self.amplifiers.append(Amplifier("with", stmt, label, self.function_name))
                     pushed += 1
                 self.visit(expr)
+                self._follow_context_manager(expr)
                 if item.optional_vars is not None:
                     self._visit_target(item.optional_vars)
                     self.bind(item.optional_vars, Kind.UNKNOWN, None)
@@ -535,6 +551,27 @@ class FunctionWalker(Evaluator):
         finally:
             for _ in range(pushed):
                 self.amplifiers.pop()
+
+    def _follow_context_manager(self, expr: ast.expr) -> None:
+        """`with Timer():` runs `Timer.__enter__`/`__exit__`: analyse them as called from here."""
+        if self.dead or not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+            return
+        info = self.index.classes.get(expr.func.id)
+        if info is None or expr.func.id in self.env:
+            return
+        amplifier = self.current_amplifier()
+        for name in ("__enter__", "__exit__"):
+            method = self.index.method(info, name)
+            if method is None:
+                continue
+            callee_amplifier = (
+                Amplifier(
+                    "caller", amplifier.node, amplifier.label, amplifier.function, f"{info.name}.{name}", amplifier.certain
+                )
+                if amplifier is not None
+                else None
+            )
+            self.module.enqueue(method, self.index.owner.get(id(method)), {}, callee_amplifier, caller=self.function_name, line=expr.lineno)
 
     def _is_safe_context_manager(self, expr: ast.expr) -> bool:
         target = expr.func if isinstance(expr, ast.Call) else expr

@@ -35,6 +35,9 @@ class Effect(enum.Enum):
     BREAK = "break"  # the graph ends here and a new one starts after the offending code
     RESUME_FAILS = "rest-eager"  # dynamo cannot resume: the rest of the function runs eagerly
     FRAME_SKIP = "frame-skip"  # dynamo gives up on the whole function and runs it eagerly
+    # Inside a list/set/dict comprehension: on Python 3.11 dynamo runs the comprehension eagerly or
+    # not depending on what it iterates over; from 3.12 (inlined comprehensions) the whole function.
+    MAY_SKIP = "may-skip"
     SILENT_SKIP = "silent-skip"  # the function is never compiled, and dynamo logs nothing
 
 

@@ -350,8 +350,9 @@ _SIZE_METHODS = {
     "topk": (0,),
     "narrow": (1, 2),
     "chunk": (0,),
+    "roll": (0,),
 }
-_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n"}
+_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts"}
 
 
 class TensorAsSize(Rule):

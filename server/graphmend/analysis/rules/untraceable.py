@@ -569,10 +569,13 @@ class UnsupportedContextManager(Rule):
     name = "unsupported-context-manager"
     message = "`with {subject}` uses a context manager dynamo cannot trace"
     why = "dynamo cannot enter this kind of context manager, so it gives up on the whole function"
-    fix = "Take the lock (or fork the RNG) outside the compiled code."
+    fix = (
+        "Take the lock (or fork the RNG) outside the compiled code; instead of `with torch.device(...)`, pass "
+        "`device=` to the factory functions."
+    )
     effect = Effect.FRAME_SKIP
     statement_types = (ast.With,)
-    unsupported_calls = LOCK_CLASSES | {"torch.random.fork_rng"}
+    unsupported_calls = LOCK_CLASSES | {"torch.random.fork_rng", "torch.device"}
 
     def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
         assert isinstance(node, ast.With)

@@ -1,0 +1,178 @@
+"""`graphmend check`: output formats, exit codes, bad input that must not stop a run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphmend.cli import main
+
+BREAKING = '''import torch
+
+@torch.compile
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        print("positive")
+    return y
+'''
+CLEAN = '''import torch
+
+@torch.compile
+def f(x):
+    return x * 2 + x.shape[0]
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(BREAKING, encoding="utf-8")
+    (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
+    return tmp_path
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_text_lines_are_path_line_col_code_message(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "model.py")
+    lines = out.splitlines()
+    assert code == 1
+    assert lines[0].startswith("model.py:6:8: GM101 `if` branches on the tensor value `y.sum() > 0`")
+    assert lines[1].startswith("model.py:7:9: GM301 ")
+    assert lines[-1] == "Found 2 graph breaks (0 costing a whole function or more) in 1 of 1 file."
+
+
+def test_clean_file_exits_zero(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "clean.py")
+    assert code == 0
+    assert out.strip() == "No graph breaks found in 1 file."
+
+
+def test_json_format_has_the_documented_fields(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--format", "json", ".")
+    records = json.loads(out)
+    assert code == 1
+    assert [r["code"] for r in records] == ["GM101", "GM301"]
+    first = records[0]
+    assert {"path", "line", "column", "end_line", "end_column", "code", "message", "severity", "fixable"} <= set(first)
+    assert (first["path"], first["line"], first["column"], first["end_line"], first["end_column"]) == ("model.py", 6, 8, 6, 19)
+    assert first["severity"] == "warning" and first["fixable"] is False
+
+
+def test_github_format_escapes_and_annotates(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "check", "--format", "github", "model.py")
+    first = out.splitlines()[0]
+    assert first.startswith("::warning file=model.py,line=6,col=8,endLine=6,endColumn=19,title=GraphMend GM101 (tensor-if)::")
+    assert "\n" not in first
+
+
+def test_select_and_ignore_by_prefix(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "check", "--select", "GM3", "model.py")
+    assert [line.split()[1] for line in out.splitlines()[:-1]] == ["GM301"]
+    code, out, _ = run(capsys, "check", "--ignore", "GM1,GM3", "model.py")
+    assert code == 0
+
+
+def test_pyproject_configuration_applies(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nignore = ["GM3"]\nselect = ["GM", "GM301"]\n')
+    _, out, _ = run(capsys, "check", "model.py")
+    assert [line.split()[1] for line in out.splitlines()[:-1]] == ["GM101", "GM301"]  # GM301 is more specific
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nignore = ["GM3"]\n')
+    _, out, _ = run(capsys, "check", "model.py")
+    assert [line.split()[1] for line in out.splitlines()[:-1]] == ["GM101"]
+
+
+def test_invalid_configuration_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nselect = ["XX1"]\n')
+    code, _, err = run(capsys, "check", "model.py")
+    assert code == 2
+    assert "'XX1' is not a rule code" in err and "pyproject.toml" in err
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nselekt = ["GM1"]\n')
+    code, _, err = run(capsys, "check", "model.py")
+    assert code == 2 and "unknown key 'selekt'" in err
+
+
+def test_usage_errors_exit_two(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "check", "missing.py")
+    assert code == 2 and "no such file" in err
+    with pytest.raises(SystemExit) as raised:
+        main(["check", "--format", "xml", "model.py"])
+    assert raised.value.code == 2
+    code, _, _ = run(capsys, "check", "--jobs", "0", "model.py")
+    assert code == 2
+
+
+def test_syntax_error_is_one_gm000_finding_and_the_run_goes_on(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "broken.py").write_text("import torch\ndef f(x:\n    return x\n", encoding="utf-8")
+    code, out, _ = run(capsys, "check", "--format", "json", ".")
+    records = json.loads(out)
+    assert code == 1
+    broken = [r for r in records if r["path"] == "broken.py"]
+    assert len(broken) == 1 and broken[0]["code"] == "GM000" and broken[0]["severity"] == "error"
+    assert broken[0]["line"] == 2
+    assert any(r["path"] == "model.py" for r in records)
+
+
+def test_binary_and_non_utf8_files_are_skipped_with_a_message(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "blob.py").write_bytes(b"\x00\x01\x02binary")
+    (project / "latin.py").write_bytes("x = 'caf\u00e9'\n".encode("latin-1"))
+    (project / "declared.py").write_bytes(b"# -*- coding: latin-1 -*-\nx = '\xe9'\n")
+    code, out, err = run(capsys, "check", ".")
+    assert "skipped blob.py: binary file" in err
+    assert "skipped latin.py: not valid UTF-8 text" in err
+    assert "declared.py" not in err  # a PEP 263 cookie is honoured, as Python does
+    assert code == 1 and "model.py:6:8" in out
+    assert out.splitlines()[-1].endswith("; skipped 2.")
+
+
+def test_directories_skip_virtualenvs_and_respect_exclude(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    venv = project / ".venv" / "lib"
+    venv.mkdir(parents=True)
+    (venv / "vendored.py").write_text(BREAKING, encoding="utf-8")
+    (project / "generated").mkdir()
+    (project / "generated" / "gen.py").write_text(BREAKING, encoding="utf-8")
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nexclude = ["generated/"]\n')
+    _, out, _ = run(capsys, "check", "--format", "json", ".")
+    assert {r["path"] for r in json.loads(out)} == {"model.py"}
+
+
+def test_parallel_jobs_give_the_same_result(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for number in range(6):
+        (project / f"copy{number}.py").write_text(BREAKING, encoding="utf-8")
+    _, serial, _ = run(capsys, "check", "--format", "json", "-j", "1", ".")
+    _, parallel, _ = run(capsys, "check", "--format", "json", "-j", "2", ".")
+    assert json.loads(serial) == json.loads(parallel)
+    assert len(json.loads(serial)) == 14
+
+
+def test_statistics_counts_findings_per_code(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "check", "--statistics", "-q", "model.py")
+    assert "     1  GM101  tensor-if" in out and "     1  GM301  print" in out
+
+
+def test_console_script_runs_as_a_module(project: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "graphmend", "check", "model.py", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert [r["code"] for r in json.loads(result.stdout)] == ["GM101", "GM301"]
+
+
+def test_rules_command_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "rules")
+    from graphmend.analysis.rules import ALL_RULES
+
+    assert code == 0
+    assert [line.split()[0] for line in out.splitlines()] == [rule.code for rule in ALL_RULES]
