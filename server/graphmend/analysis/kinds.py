@@ -28,6 +28,10 @@ class Kind(enum.Enum):
     LOCK = "lock"
     DISABLED = "function under torch.compiler.disable"
 
+    # Kinds are tested for membership in sets on every expression: identity hashing (a C slot)
+    # instead of Enum's Python-level hash of the member name.
+    __hash__ = object.__hash__
+
 
 TENSOR_KINDS = frozenset({Kind.TENSOR, Kind.SCALAR, Kind.BOOL, Kind.BOOL_SCALAR})
 BOOL_KINDS = frozenset({Kind.BOOL, Kind.BOOL_SCALAR})

@@ -42,8 +42,11 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
         seen.add(id(function))
         entries.append(Entry(function, cls, reason, explicit))
 
-    if _COMPILE_MARKER.search(text):
-        _decorated_and_called(tree, index, add)
+    marked_lines: set[int] = set()
+    if "compile" in text or "optimize" in text:  # a substring search is far cheaper than the regex
+        marked_lines = {text.count("\n", 0, match.start()) + 1 for match in _COMPILE_MARKER.finditer(text)}
+    if marked_lines:
+        _decorated_and_called(tree, index, marked_lines, add)
     if compile_forward:
         for info in index.classes.values():
             forward = info.methods.get("forward")
@@ -52,22 +55,50 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
     return entries
 
 
-def _decorated_and_called(tree: ast.Module, index: ModuleIndex, add) -> None:  # type: ignore[no-untyped-def]
+def _statements(body: list[ast.stmt]):  # type: ignore[no-untyped-def]
+    """Every statement, however nested, without visiting expressions (cheap on large files)."""
+    for stmt in body:
+        yield stmt
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, field, None)
+            if isinstance(inner, list):
+                yield from _statements(inner)
+        for handler in getattr(stmt, "handlers", ()):
+            yield from _statements(handler.body)
+        for case in getattr(stmt, "cases", ()):
+            yield from _statements(case.body)
+
+
+def _own_expressions(stmt: ast.stmt):  # type: ignore[no-untyped-def]
+    """The expression nodes of a statement that are not inside its nested statements."""
+    for name, value in ast.iter_fields(stmt):
+        if name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            continue
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, ast.AST) and not isinstance(item, ast.stmt):
+                yield from ast.walk(item)
+
+
+def _decorated_and_called(tree: ast.Module, index: ModuleIndex, marked_lines: set[int], add) -> None:  # type: ignore[no-untyped-def]
     instances: dict[str, str] = {}  # variable -> in-file class it was assigned an instance of
     calls: list[ast.Call] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef) and node.decorator_list:
-            for decorator in node.decorator_list:
+    lowest, highest = min(marked_lines), max(marked_lines)
+    for stmt in _statements(tree.body):
+        if isinstance(stmt, ast.FunctionDef) and stmt.decorator_list:
+            for decorator in stmt.decorator_list:
                 if index.qualname(decorator_target(decorator)) in COMPILE_FUNCTIONS:
-                    add(node, index.owner.get(id(node)), f"`{node.name}`, decorated with @torch.compile")
-        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            func = node.value.func
+                    add(stmt, index.owner.get(id(stmt)), f"`{stmt.name}`, decorated with @torch.compile")
+        elif isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call):
+            func = stmt.value.func
             if isinstance(func, ast.Name) and func.id in index.classes:
-                for target in node.targets:
+                for target in stmt.targets:
                     if isinstance(target, ast.Name):
                         instances[target.id] = func.id
-        elif isinstance(node, ast.Call):
-            calls.append(node)
+        # Only statements on a line that mentions compile/optimize can hold a compile call.
+        first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+        if first <= highest and last >= lowest and any(first <= line <= last for line in marked_lines):
+            calls.extend(node for node in _own_expressions(stmt) if isinstance(node, ast.Call))
     for call in calls:
         target = _compile_target(call, index, instances)
         if target is not None:

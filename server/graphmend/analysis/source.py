@@ -26,6 +26,8 @@ class SourceFile:
 
     @cached_property
     def lines(self) -> list[str]:
+        if "\r" not in self.text:
+            return self.text.split("\n")  # the common case, at C speed
         return _LINE_BREAK.split(self.text)
 
     def parse(self) -> ast.Module:
@@ -48,6 +50,11 @@ class SourceFile:
         end_col = getattr(node, "end_col_offset", None)
         end = self.char_col(end_line, end_col) if end_col is not None else start
         return Span(start_line, start, end_line, end)
+
+    def text_of(self, node: ast.AST) -> str:
+        """The source lines a node spans (whole lines, cheap: no column arithmetic)."""
+        end = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+        return "\n".join(self.lines[node.lineno - 1 : end])  # type: ignore[attr-defined]
 
     def header_span(self, node: ast.AST) -> Span:
         """The first line of a compound statement (`for ...:`), for related locations."""

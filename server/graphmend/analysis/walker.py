@@ -103,6 +103,7 @@ class FunctionWalker(Evaluator):
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
         self.rules = module.rules
+        self.hooked_types = module.hooked_types
         self._once: set[str] = set()
 
     # -- entry point ---------------------------------------------------------------------------
@@ -143,18 +144,24 @@ class FunctionWalker(Evaluator):
             if special is not None:
                 self.env[special.arg] = Kind.UNKNOWN
         if needs_evidence:
-            for name in tensor_evidence(self.function, set(needs_evidence), self.qualname, self._submodule_call):
+            text = self.module.source.text_of(self.function)
+            for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.env[name] = Kind.TENSOR
 
-    def _submodule_call(self, func: ast.expr) -> bool:
-        """`self.proj(...)`: a call of a submodule set up in __init__."""
-        return (
-            type(func) is ast.Attribute
-            and isinstance(func.value, ast.Name)
-            and func.value.id == self.self_name
-            and self.cls is not None
-            and self.index.attr_kind(self.cls, func.attr) in (Kind.MODULE, Kind.JIT)
-        )
+    def _evidence_call(self, callee: str) -> bool:
+        """Whether passing a value to `callee` (dotted source text) shows the value is a tensor:
+        a submodule set up in __init__ (`self.proj`) or a torch function taking a tensor."""
+        root, _, rest = callee.partition(".")
+        if root == self.self_name:
+            return self.cls is not None and "." not in rest and self.index.attr_kind(self.cls, rest) in (Kind.MODULE, Kind.JIT)
+        target = self.local_imports.get(root) or self.index.imports.get(root)
+        if target is None:
+            return False
+        name = f"{target}.{rest}" if rest else target
+        if not name.startswith("torch."):
+            return False
+        leaf = name.rsplit(".", 1)[1]
+        return leaf not in TORCH_PY_FUNCTIONS and leaf not in _NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
 
     def _is_static(self) -> bool:
         return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.function.decorator_list)
@@ -500,17 +507,18 @@ class FunctionWalker(Evaluator):
         return body_ends and else_ends
 
     def _loop_body(self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str) -> None:
+        """Walk a loop body as the first iteration sees it, and once more only if the body changes
+        the kind of a variable (what later iterations see); findings of both passes are real."""
         before = dict(self.env)
-        was_dead = self.dead
-        self.dead = True  # first pass: learn what the body assigns, report nothing
-        bind()
-        self.walk_body(stmt.body)
-        self.dead = was_dead
-        self.env = merge_envs(before, self.env)
         self.amplifiers.append(Amplifier("loop", stmt, label, self.function_name))
         try:
             bind()
             self.walk_body(stmt.body)
+            merged = merge_envs(before, self.env)
+            if merged != before:
+                self.env = merged
+                bind()
+                self.walk_body(stmt.body)
         finally:
             self.amplifiers.pop()
         self.env = merge_envs(before, self.env)
@@ -682,42 +690,61 @@ _NUMBER_ARGUMENT_FUNCTIONS = frozenset(
 )
 
 
-def tensor_evidence(
-    function: ast.FunctionDef | ast.AsyncFunctionDef,
-    candidates: set[str],
-    qualname: Callable[[ast.AST], str | None],
-    submodule_call: Callable[[ast.expr], bool],
-) -> set[str]:
-    """Parameters the body uses as tensors, wherever the use is.
+def tensor_evidence(text: str, candidates: list[str], evidence_call: Callable[[str], bool]) -> set[str]:
+    """Parameters the function body uses as tensors, wherever the use is.
 
     Unannotated parameters are UNKNOWN by default (`training`, `use_cache`, `patch_height` are
     Python values); evidence promotes one to TENSOR for the whole function: a tensor-only method or
-    attribute (`x.view(...)`, `x.shape`), an operand of `@`, the tensor argument of a torch function
-    (`torch.cat`, `F.softmax`, not `torch.zeros(n)`), or the input of a submodule (`self.proj(x)`).
+    attribute (`x.view(...)`, `x.shape`), an operand of `@`, or the first argument of a torch
+    function (`torch.cat`, `F.softmax`, not `torch.zeros(n)`) or of a submodule (`self.proj(x)`).
+    Read from the function's text with `str.find`: C-speed, instead of a Python walk over every
+    node, because this runs for most functions on every keystroke.
     """
-    found: set[str] = set()
-    for node in ast.walk(function):
-        node_type = type(node)
-        if node_type is ast.Attribute:
-            value = node.value  # type: ignore[attr-defined]
-            if type(value) is ast.Name and value.id in candidates:
-                attr = node.attr  # type: ignore[attr-defined]
-                if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
-                    found.add(value.id)
-        elif node_type is ast.BinOp and type(node.op) is ast.MatMult:  # type: ignore[attr-defined]
-            for operand in (node.left, node.right):  # type: ignore[attr-defined]
-                if type(operand) is ast.Name and operand.id in candidates:
-                    found.add(operand.id)
-        elif node_type is ast.Call and node.args:  # type: ignore[attr-defined]
-            first = node.args[0]  # type: ignore[attr-defined]
-            if type(first) is ast.Name and first.id in candidates and first.id not in found:
-                func = node.func  # type: ignore[attr-defined]
-                if submodule_call(func):
-                    found.add(first.id)
-                    continue
-                name = qualname(func)
-                if name is not None and name.startswith("torch."):
-                    leaf = name.rsplit(".", 1)[1]
-                    if leaf not in TORCH_PY_FUNCTIONS and leaf not in _NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper():
-                        found.add(first.id)
-    return found
+    return {name for name in candidates if name in text and _used_as_tensor(text, name, evidence_call)}
+
+
+def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) -> bool:
+    length, size = len(name), len(text)
+    start = 0
+    while True:
+        index = text.find(name, start)
+        if index < 0:
+            return False
+        start = index + length
+        before = text[index - 1] if index else " "
+        after = text[start] if start < size else " "
+        if before.isalnum() or before in "_." or after.isalnum() or after == "_":
+            continue  # part of a longer name or an attribute of something else
+        following = _skip_spaces(text, start)
+        next_char = text[following] if following < size else ""
+        if next_char == ".":
+            attr_start = _skip_spaces(text, following + 1)
+            attr_end = attr_start
+            while attr_end < size and (text[attr_end].isalnum() or text[attr_end] == "_"):
+                attr_end += 1
+            attr = text[attr_start:attr_end]
+            if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
+                return True
+            continue
+        if next_char == "@" and text[following + 1 : following + 2] != "=":
+            return True
+        preceding = index - 1
+        while preceding >= 0 and text[preceding] in " \t":
+            preceding -= 1
+        previous = text[preceding] if preceding >= 0 else ""
+        if previous == "@" and preceding > 0 and text[preceding - 1] not in "\n":
+            return True
+        if previous == "(" and next_char in (",", ")", "\n"):
+            callee_end = preceding
+            callee_start = callee_end
+            while callee_start > 0 and (text[callee_start - 1].isalnum() or text[callee_start - 1] in "_."):
+                callee_start -= 1
+            callee = text[callee_start:callee_end]
+            if callee and not callee[0].isdigit() and evidence_call(callee):
+                return True
+
+
+def _skip_spaces(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t":
+        position += 1
+    return position
