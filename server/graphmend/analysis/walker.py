@@ -105,6 +105,7 @@ class FunctionWalker(Evaluator):
         self.rules = module.rules
         self.hooked_types = module.hooked_types
         self._once: set[str] = set()
+        self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
 
     # -- entry point ---------------------------------------------------------------------------
     def run(self) -> None:
@@ -293,6 +294,10 @@ class FunctionWalker(Evaluator):
             rule.check_truth(node, kind, construct, self)
 
     def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        if self._nested:
+            for used in (call.func, *call.args, *(k.value for k in call.keywords)):
+                if isinstance(used, ast.Name) and used.id in self._nested:
+                    self._walk_nested(used.id)
         resolved = self._resolve_callee(call)
         if resolved is None:
             return
@@ -613,18 +618,24 @@ class FunctionWalker(Evaluator):
         self.env[stmt.name] = Kind.DISABLED if disabled else Kind.UNKNOWN
         if disabled or self.dead or isinstance(stmt, ast.AsyncFunctionDef):
             return False
+        # Analysed when the enclosing code calls it or passes it to a call (checkpoint, cond, map);
+        # a function that is only returned or stored runs wherever its caller runs it.
+        self._nested[stmt.name] = (stmt, dict(self.env))
+        return False
+
+    def _walk_nested(self, name: str) -> None:
+        stmt, closure = self._nested.pop(name)
         nested = FunctionWalker(
             self.module,
             stmt,
             f"{self.function_name}.<locals>.{stmt.name}",
             self.cls,
             is_entry=False,
-            closure=self.env,
+            closure=closure,
             self_name=self.self_name,
         )
         nested.local_imports = dict(self.local_imports)
         nested.run()
-        return False
 
     def _class_def(self, stmt: ast.ClassDef) -> bool:
         self._statement_rules(stmt)

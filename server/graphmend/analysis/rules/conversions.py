@@ -358,7 +358,7 @@ _SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n",
 class TensorAsSize(Rule):
     code = "GM206"
     name = "tensor-as-size"
-    message = "`{subject}` passes the tensor `{size}` where a Python int size is needed"
+    message = "`{subject}` passes the tensor `{size}` where a Python number (a size or a step) is needed"
     why = _WHY_VALUE
     fix = (
         "Derive sizes from shapes (`x.shape[0]`) or pass them in as ints; for truly data-dependent sizes "
