@@ -76,6 +76,9 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                 info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN
                 if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
                     info.attr_classes[target.attr] = value.func.id
+                element = _container_element_class(index, value)
+                if element is not None:
+                    info.attr_element_classes[target.attr] = element
 
 
 def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
@@ -91,3 +94,22 @@ def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
         and isinstance(call.args[0].value, str)
     ):
         info.attr_kinds[call.args[0].value] = Kind.TENSOR
+
+
+def _container_element_class(index: ModuleIndex, value: ast.expr) -> str | None:
+    """`nn.ModuleList([Layer(c) for _ in range(n)])` (or a generator, or a list) -> "Layer"."""
+    if not (isinstance(value, ast.Call) and value.args):
+        return None
+    name = index.qualname(value.func)
+    if name not in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList"):
+        return None
+    inner = value.args[0]
+    if isinstance(inner, (ast.ListComp, ast.GeneratorExp)):
+        element = inner.elt
+    elif isinstance(inner, (ast.List, ast.Tuple)) and inner.elts:
+        element = inner.elts[0]
+    else:
+        return None
+    if isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id in index.classes:
+        return element.func.id
+    return None

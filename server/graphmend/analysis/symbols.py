@@ -52,6 +52,8 @@ class ClassInfo:
     local_bases: list[str] = field(default_factory=list)  # bases defined in this module
     attr_kinds: dict[str, Kind] = field(default_factory=dict)  # self.<attr> as set up in __init__
     attr_classes: dict[str, str] = field(default_factory=dict)  # self.<attr> = InFileClass(...)
+    # self.<attr> = nn.ModuleList([InFileClass(...) for ...]): iterating or indexing gives InFileClass
+    attr_element_classes: dict[str, str] = field(default_factory=dict)
     is_module: bool = False
     is_autograd_function: bool = False
 
@@ -107,6 +109,20 @@ class ModuleIndex:
                 if found is not None:
                     return found
         return None
+
+    def attr_class(self, cls: ClassInfo, name: str, element: bool = False) -> ClassInfo | None:
+        """The in-file class of `self.<name>` (or of its elements, for module containers)."""
+        table = cls.attr_element_classes if element else cls.attr_classes
+        found = table.get(name)
+        if found is None:
+            for base in cls.local_bases:
+                info = self.classes.get(base)
+                if info is not None and info is not cls:
+                    result = self.attr_class(info, name, element)
+                    if result is not None:
+                        return result
+            return None
+        return self.classes.get(found)
 
     def attr_kind(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> Kind | None:
         if name in cls.attr_kinds:
@@ -234,31 +250,39 @@ def _index_class(index: ModuleIndex, info: ClassInfo) -> None:
 def _is_module(index: ModuleIndex, info: ClassInfo, seen: set[str]) -> bool:
     """Whether instances of the class are nn.Modules.
 
-    Certain when a base is a torch.nn class or an in-file module class. When a base is imported
-    from elsewhere (a `PreTrainedModel`, a project base class) one file cannot tell; a class that
-    defines `forward` on such a base is taken to be a module, as it almost always is.
+    Certain when a base is a torch.nn class or an in-file module class. When a base comes from
+    another file (a `PreTrainedModel`, a project base class), directly or through in-file classes,
+    one file cannot tell; a class on such a base that has a `forward` (its own or inherited from an
+    in-file base) is taken to be a module, as it almost always is.
     """
-    if info.is_autograd_function or info.name in seen:
-        return False
-    seen.add(info.name)
-    unresolved_base = False
-    for base_node, name in zip(info.node.bases, info.base_names):
-        if name is not None and name.startswith("torch.nn.") and not name.startswith("torch.nn.functional"):
-            return True
-        if isinstance(base_node, ast.Name) and base_node.id in index.classes and base_node.id not in index.imports:
-            if _is_module(index, index.classes[base_node.id], seen):
-                return True
-            continue
-        if name in AUTOGRAD_FUNCTION_BASES:
-            return False
-        if name is None or not name.startswith("builtins."):
-            unresolved_base = True
-    forward = info.methods.get("forward")
-    if forward is None or not unresolved_base:
-        return False
-    return not any(
+    status = _module_status(index, info, seen)
+    if status != "maybe":
+        return status == "yes"
+    forward = index.method(info, "forward")
+    return forward is not None and not any(
         isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in forward.decorator_list
     )
+
+
+def _module_status(index: ModuleIndex, info: ClassInfo, seen: set[str]) -> str:
+    """"yes" (an nn.Module for sure), "no", or "maybe" (a base from another file)."""
+    if info.is_autograd_function or info.name in seen:
+        return "no"
+    seen.add(info.name)
+    maybe = False
+    for base_node, name in zip(info.node.bases, info.base_names):
+        if name is not None and name.startswith("torch.nn.") and not name.startswith("torch.nn.functional"):
+            return "yes"
+        if name in AUTOGRAD_FUNCTION_BASES:
+            return "no"
+        if isinstance(base_node, ast.Name) and base_node.id in index.classes and base_node.id not in index.imports:
+            status = _module_status(index, index.classes[base_node.id], seen)
+            if status == "yes":
+                return "yes"
+            maybe = maybe or status == "maybe"
+        elif name is None or not name.startswith("builtins."):
+            maybe = True
+    return "maybe" if maybe else "no"
 
 
 # -- annotations ----------------------------------------------------------------------------

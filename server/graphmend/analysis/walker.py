@@ -106,11 +106,25 @@ class FunctionWalker(Evaluator):
         self.hooked_types = module.hooked_types
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
+        self._reported = 0  # findings this walker produced (for GM517)
+        self.instance_classes: dict[str, str] = {}  # local -> in-file class of the object it holds
+        self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
     # -- entry point ---------------------------------------------------------------------------
     def run(self) -> None:
         self._bind_parameters()
         self.walk_body(self.function.body)
+        self._module_constructor_breaks()
+
+    def _module_constructor_breaks(self) -> None:
+        """A module's `__init__` run from compiled code: once anything in it breaks, dynamo cannot
+        resume in the half-built module and reports "Uninitialized nn.Module" at `super().__init__()`."""
+        rule = self.rules.by_code.get("GM517")
+        if rule is None or self.function.name != "__init__" or self.cls is None or not self.cls.is_module:
+            return
+        if self.is_entry or not self._reported or self._super_init is None:
+            return
+        self.report(rule, self._super_init, name=self.cls.name)
 
     def _bind_parameters(self) -> None:
         args = self.function.args
@@ -225,6 +239,7 @@ class FunctionWalker(Evaluator):
         sentences.append(rule.fix)
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
+        self._reported += 1
         self.module.add(
             Finding(
                 code=rule.code,
@@ -294,6 +309,16 @@ class FunctionWalker(Evaluator):
             rule.check_truth(node, kind, construct, self)
 
     def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        func = call.func
+        if (
+            type(func) is ast.Attribute
+            and func.attr == "__init__"
+            and isinstance(func.value, ast.Call)
+            and isinstance(func.value.func, ast.Name)
+            and func.value.func.id == "super"
+            and self._super_init is None
+        ):
+            self._super_init = call
         if self._nested:
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
@@ -332,7 +357,7 @@ class FunctionWalker(Evaluator):
             if function is not None:
                 return function, None, False
             info = index.classes.get(func.id)
-            if info is not None and not info.is_module:
+            if info is not None:  # constructing it runs __init__ (for modules: see GM517)
                 init = index.method(info, "__init__")
                 if init is not None:
                     return init, index.owner.get(id(init)), True
@@ -340,6 +365,12 @@ class FunctionWalker(Evaluator):
         if not isinstance(func, ast.Attribute):
             return None
         value = func.value
+        owner = self._instance_class(value)
+        if owner is not None:
+            method = index.method(owner, func.attr)
+            if method is not None:
+                return method, index.owner.get(id(method)), not _is_staticmethod(method)
+            return None
         if isinstance(value, ast.Name) and value.id == self.self_name and self.cls is not None:
             method = index.method(self.cls, func.attr)
             if method is not None:
@@ -368,6 +399,51 @@ class FunctionWalker(Evaluator):
                 bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
                 return method, index.owner.get(id(method)), bound
         return None
+
+    def _instance_class(self, value: ast.expr) -> ClassInfo | None:
+        """The in-file class of `self.encoder` or of a local bound to one (`layer` in a loop)."""
+        if isinstance(value, ast.Name):
+            name = self.instance_classes.get(value.id)
+            return self.index.classes.get(name) if name is not None else None
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == self.self_name
+            and self.cls is not None
+        ):
+            return self.index.attr_class(self.cls, value.attr)
+        return None
+
+    def _bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
+        """Remember which locals hold instances of in-file classes (for method calls on them)."""
+        if isinstance(target, (ast.Tuple, ast.List)) and iterating and isinstance(value, ast.Call):
+            name = self.qualname(value.func)
+            if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
+                self._bind_instances(target.elts[1], value.args[0], True)
+            return
+        if not isinstance(target, ast.Name):
+            return
+        found: ClassInfo | None = None
+        if iterating:
+            if (
+                isinstance(value, ast.Attribute)
+                and isinstance(value.value, ast.Name)
+                and value.value.id == self.self_name
+                and self.cls is not None
+            ):
+                found = self.index.attr_class(self.cls, value.attr, element=True)
+            elif isinstance(value, ast.Subscript):  # self.layers[:n]
+                inner = value.value
+                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == self.self_name and self.cls is not None:
+                    found = self.index.attr_class(self.cls, inner.attr, element=True)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.env:
+            found = self.index.classes.get(value.func.id)
+        else:
+            found = self._instance_class(value)
+        if found is not None:
+            self.instance_classes[target.id] = found.name
+        else:
+            self.instance_classes.pop(target.id, None)
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
         if isinstance(node, ast.Lambda):
@@ -418,6 +494,7 @@ class FunctionWalker(Evaluator):
         for target in stmt.targets:
             self._visit_target(target)
             self.bind(target, kind, stmt.value)
+            self._bind_instances(target, stmt.value, iterating=False)
         return False
 
     def _ann_assign(self, stmt: ast.AnnAssign) -> bool:
@@ -531,6 +608,7 @@ class FunctionWalker(Evaluator):
     def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
         iter_kind = self.visit(stmt.iter)
         element = element_kind(iter_kind, stmt.iter, self)
+        self._bind_instances(stmt.target, stmt.iter, iterating=True)
         self._loop_body(stmt, lambda: self.bind(stmt.target, element, None), "`for` loop")
         self.walk_body(stmt.orelse)
         return False

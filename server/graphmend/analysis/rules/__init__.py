@@ -38,6 +38,7 @@ class RuleSet:
     by_method: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_truth: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_statement: dict[type, tuple[Rule, ...]] = field(default_factory=dict)
+    by_code: dict[str, Rule] = field(default_factory=dict)  # rules the walker reports on its own
 
 
 def _add(table: dict, key: object, rule: Rule) -> None:
@@ -51,6 +52,7 @@ def ruleset(codes: frozenset[str]) -> RuleSet:
     for rule in ALL_RULES:
         if rule.code not in codes:
             continue
+        result.by_code[rule.code] = rule
         for node_type in rule.node_types:
             _add(result.by_type, node_type, rule)
         for name in rule.qualnames:

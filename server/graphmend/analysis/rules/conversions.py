@@ -268,8 +268,9 @@ class TensorAsIndex(Rule):
                         # Dynamo cannot resume after a data-dependent slice (measured).
                         ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
                         return
-            elif base in (Kind.PY_SEQ, Kind.TENSORS) and is_tensor(ctx.kind(part)):
-                ctx.report(self, node, index=ctx.snippet(part), role="list index")
+            elif base in (Kind.PY_SEQ, Kind.TENSORS, Kind.MODULES) and is_tensor(ctx.kind(part)):
+                role = "index into a ModuleList" if base is Kind.MODULES else "list index"
+                ctx.report(self, node, index=ctx.snippet(part), role=role)
                 return
             elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
                 ctx.report(self, node, index=ctx.snippet(part), role="integer index")
@@ -308,6 +309,26 @@ class TensorAsIndex(Rule):
                 i = x.argmax()
                 return x[i] + 1  # expect: GM205
             """
+        ),
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class MoE(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
+
+                def forward(self, x):
+                    hit = (x.sum() > 0).long().reshape(1)
+                    expert = self.experts[hit]  # expect: GM205
+                    return expert(x)
+
+            def sample():
+                return MoE(), (torch.randn(2, 4),), {}
+            """,
+            note="`self.experts[expert_idx]` in MoE dispatch loops: the index is a tensor",
         ),
     )
     ok = (

@@ -655,6 +655,69 @@ class UntraceableStdlib(CallTableRule):
     }
 
 
+class ModuleConstruction(Rule):
+    """Reported by the walker (no hook): see FunctionWalker._module_constructor_breaks."""
+
+    code = "GM517"
+    name = "module-built-in-compiled-code"
+    message = "`{subject}` initialises a new `{name}` inside compiled code"
+    why = (
+        "the constructor breaks the graph (it creates parameters), and dynamo cannot resume inside a "
+        "half-initialised module, so it runs the constructor eagerly"
+    )
+    fix = "Build submodules once, in the parent's `__init__`, and reuse them in `forward`."
+    effect = Effect.FRAME_SKIP
+    breaks = (
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class Block(nn.Module):
+                def __init__(self):
+                    super().__init__()  # expect: GM517
+                    self.proj = nn.Linear(4, 4)  # expect: GM504
+
+                def forward(self, x):
+                    return self.proj(x)
+
+            class Model(nn.Module):
+                def forward(self, x):
+                    block = Block()
+                    return block(x) + 1
+
+            def sample():
+                return Model(), (torch.randn(2, 4),), {}
+            """,
+            note="a submodule built in forward (BigBird does this when it switches attention type)",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class Scale(nn.Module):
+                def __init__(self, k):
+                    super().__init__()
+                    self.k = k
+
+                def forward(self, x):
+                    return x * self.k
+
+            class Model(nn.Module):
+                def forward(self, x):
+                    return Scale(3)(x) + 1
+
+            def sample():
+                return Model(), (torch.randn(2, 4),), {}
+            """,
+            note="a module without parameters can be built while tracing",
+        ),
+    )
+
+
 RULES: tuple[type[Rule], ...] = (
     ExplicitGraphBreak,
     DisabledCall,
@@ -672,4 +735,5 @@ RULES: tuple[type[Rule], ...] = (
     UnsupportedContextManager,
     AutogradGrad,
     UntraceableStdlib,
+    ModuleConstruction,
 )
