@@ -78,12 +78,33 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     info.attr_classes[target.attr] = value.func.id
                 element = _container_element_class(index, value)
                 if element is not None:
-                    info.attr_element_classes[target.attr] = element
+                    _add_element_class(info, target.attr, element)
+
+
+def _add_element_class(info: ClassInfo, attr: str, name: str) -> None:
+    known = info.attr_element_classes.get(attr, ())
+    if name not in known:
+        info.attr_element_classes[attr] = known + (name,)
 
 
 def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
-    """`self.register_buffer("name", tensor)` creates the attribute `self.name`."""
+    """`self.register_buffer("name", tensor)` creates the attribute `self.name`;
+    `self.layers.append(Layer(...))` fills a ModuleList with `Layer`s."""
     func = call.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("append", "extend")
+        and isinstance(func.value, ast.Attribute)
+        and isinstance(func.value.value, ast.Name)
+        and func.value.value.id == self_name
+        and call.args
+    ):
+        element = call.args[0]
+        if func.attr == "extend" and isinstance(element, (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp)):
+            element = element.elts[0] if isinstance(element, (ast.List, ast.Tuple)) and element.elts else getattr(element, "elt", element)
+        if isinstance(element, ast.Call) and isinstance(element.func, ast.Name):
+            _add_element_class(info, func.value.attr, element.func.id)
+        return
     if (
         isinstance(func, ast.Attribute)
         and func.attr in _REGISTER_TENSOR

@@ -48,11 +48,41 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
     if marked_lines:
         _decorated_and_called(tree, index, marked_lines, add)
     if compile_forward:
-        for info in index.classes.values():
+        for info in _parents_first(index):
             forward = info.methods.get("forward")
             if info.is_module and forward is not None:
                 add(forward, info, f"`{info.name}.forward`, the forward of an nn.Module", explicit=False)
     return entries
+
+
+def _parents_first(index: ModuleIndex) -> list[ClassInfo]:
+    """Module classes ordered so that a class comes after every class that holds it as a
+    submodule: a child's forward is then walked after its callers have passed it their
+    argument kinds and loop context (a break in a layer called in the parent's layer loop makes
+    the parent run eagerly)."""
+    children: dict[str, set[str]] = {name: set() for name in index.classes}
+    has_parent: set[str] = set()
+    for info in index.classes.values():
+        held = list(info.attr_classes.values()) + [n for names in info.attr_element_classes.values() for n in names]
+        for child in held:
+            if child in children and child != info.name:
+                children[info.name].add(child)
+                has_parent.add(child)
+    order: list[ClassInfo] = []
+    placed: set[str] = set()
+    pending = [name for name in index.classes if name not in has_parent]
+    depth: dict[str, int] = {}
+    while pending:  # longest distance from a root, so every parent precedes its children
+        name = pending.pop()
+        for child in children[name]:
+            if depth.get(child, -1) < depth.get(name, 0) + 1 and depth.get(name, 0) < len(children):
+                depth[child] = depth.get(name, 0) + 1
+                pending.append(child)
+    for name in sorted(index.classes, key=lambda n: depth.get(n, 0)):
+        if name not in placed:
+            placed.add(name)
+            order.append(index.classes[name])
+    return order
 
 
 def _statements(body: list[ast.stmt]):  # type: ignore[no-untyped-def]

@@ -52,8 +52,8 @@ class ClassInfo:
     local_bases: list[str] = field(default_factory=list)  # bases defined in this module
     attr_kinds: dict[str, Kind] = field(default_factory=dict)  # self.<attr> as set up in __init__
     attr_classes: dict[str, str] = field(default_factory=dict)  # self.<attr> = InFileClass(...)
-    # self.<attr> = nn.ModuleList([InFileClass(...) for ...]): iterating or indexing gives InFileClass
-    attr_element_classes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> = nn.ModuleList([InFileClass(...) for ...]) or .append(...)s: the element classes
+    attr_element_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     is_module: bool = False
     is_autograd_function: bool = False
 
@@ -110,19 +110,23 @@ class ModuleIndex:
                     return found
         return None
 
-    def attr_class(self, cls: ClassInfo, name: str, element: bool = False) -> ClassInfo | None:
-        """The in-file class of `self.<name>` (or of its elements, for module containers)."""
-        table = cls.attr_element_classes if element else cls.attr_classes
-        found = table.get(name)
+    def attr_classes_of(self, cls: ClassInfo, name: str, element: bool = False) -> list[ClassInfo]:
+        """The in-file classes `self.<name>` holds (or its elements hold, for module containers)."""
+        found: tuple[str, ...] | None
+        if element:
+            found = cls.attr_element_classes.get(name)
+        else:
+            single = cls.attr_classes.get(name)
+            found = (single,) if single is not None else None
         if found is None:
             for base in cls.local_bases:
                 info = self.classes.get(base)
                 if info is not None and info is not cls:
-                    result = self.attr_class(info, name, element)
-                    if result is not None:
+                    result = self.attr_classes_of(info, name, element)
+                    if result:
                         return result
-            return None
-        return self.classes.get(found)
+            return []
+        return [self.classes[n] for n in found if n in self.classes]
 
     def attr_kind(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> Kind | None:
         if name in cls.attr_kinds:

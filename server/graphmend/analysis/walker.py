@@ -107,7 +107,7 @@ class FunctionWalker(Evaluator):
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
-        self.instance_classes: dict[str, str] = {}  # local -> in-file class of the object it holds
+        self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
     # -- entry point ---------------------------------------------------------------------------
@@ -323,10 +323,18 @@ class FunctionWalker(Evaluator):
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
                     self._walk_nested(used.id)
-        resolved = self._resolve_callee(call)
-        if resolved is None:
-            return
-        function, cls, bound = resolved
+        for function, cls, bound in self._resolve_callees(call):
+            self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
+
+    def _enqueue_callee(
+        self,
+        call: ast.Call,
+        function: ast.FunctionDef,
+        cls: ClassInfo | None,
+        bound: bool,
+        arg_kinds: list[Kind],
+        kw_kinds: dict[str, Kind],
+    ) -> None:
         params = function.args.posonlyargs + function.args.args
         if bound:
             params = params[1:]
@@ -347,6 +355,33 @@ class FunctionWalker(Evaluator):
             amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain)
         self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
 
+    def _resolve_callees(self, call: ast.Call) -> list[tuple[ast.FunctionDef, ClassInfo | None, bool]]:
+        """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
+        func = call.func
+        index = self.index
+        if isinstance(func, ast.Name) and func.id in self.instance_classes:
+            return self._forwards_of(self.instance_classes[func.id])  # layer(x)
+        if (
+            isinstance(func, ast.Subscript)
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.value.value.id == self.self_name
+            and self.cls is not None
+        ):
+            held = index.attr_classes_of(self.cls, func.value.attr, element=True)
+            return self._forwards_of(tuple(info.name for info in held))  # self.layers[i](x)
+        if isinstance(func, ast.Attribute):
+            owners = self._instance_classes(func.value)
+            if owners:
+                found = []
+                for owner in owners:
+                    method = index.method(owner, func.attr)
+                    if method is not None:
+                        found.append((method, index.owner.get(id(method)), not _is_staticmethod(method)))
+                return found
+        single = self._resolve_callee(call)
+        return [single] if single is not None else []
+
     def _resolve_callee(self, call: ast.Call) -> tuple[ast.FunctionDef, ClassInfo | None, bool] | None:
         func = call.func
         index = self.index
@@ -365,22 +400,13 @@ class FunctionWalker(Evaluator):
         if not isinstance(func, ast.Attribute):
             return None
         value = func.value
-        owner = self._instance_class(value)
-        if owner is not None:
-            method = index.method(owner, func.attr)
-            if method is not None:
-                return method, index.owner.get(id(method)), not _is_staticmethod(method)
-            return None
         if isinstance(value, ast.Name) and value.id == self.self_name and self.cls is not None:
             method = index.method(self.cls, func.attr)
             if method is not None:
                 return method, index.owner.get(id(method)), not _is_staticmethod(method)
-            submodule = self.cls.attr_classes.get(func.attr)
-            if submodule is not None and submodule in index.classes:
-                forward = index.method(index.classes[submodule], "forward")
-                if forward is not None:
-                    return forward, index.owner.get(id(forward)), True
-            return None
+            held = index.attr_classes_of(self.cls, func.attr)
+            forwards = self._forwards_of(tuple(info.name for info in held))
+            return forwards[0] if forwards else None
         if (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
@@ -400,19 +426,30 @@ class FunctionWalker(Evaluator):
                 return method, index.owner.get(id(method)), bound
         return None
 
-    def _instance_class(self, value: ast.expr) -> ClassInfo | None:
-        """The in-file class of `self.encoder` or of a local bound to one (`layer` in a loop)."""
+    def _forwards_of(self, names: tuple[str, ...]) -> list[tuple[ast.FunctionDef, ClassInfo | None, bool]]:
+        """Calling a module instance runs its forward (with the caller's argument kinds)."""
+        found = []
+        for name in names:
+            info = self.index.classes.get(name)
+            if info is None or not info.is_module:
+                continue
+            forward = self.index.method(info, "forward")
+            if forward is not None:
+                found.append((forward, self.index.owner.get(id(forward)), True))
+        return found
+
+    def _instance_classes(self, value: ast.expr) -> list[ClassInfo]:
+        """The in-file classes of `self.encoder`, or of a local bound to one (`layer` in a loop)."""
         if isinstance(value, ast.Name):
-            name = self.instance_classes.get(value.id)
-            return self.index.classes.get(name) if name is not None else None
+            return [self.index.classes[n] for n in self.instance_classes.get(value.id, ()) if n in self.index.classes]
         if (
             isinstance(value, ast.Attribute)
             and isinstance(value.value, ast.Name)
             and value.value.id == self.self_name
             and self.cls is not None
         ):
-            return self.index.attr_class(self.cls, value.attr)
-        return None
+            return self.index.attr_classes_of(self.cls, value.attr)
+        return []
 
     def _bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
         """Remember which locals hold instances of in-file classes (for method calls on them)."""
@@ -423,25 +460,23 @@ class FunctionWalker(Evaluator):
             return
         if not isinstance(target, ast.Name):
             return
-        found: ClassInfo | None = None
+        found: list[ClassInfo] = []
         if iterating:
+            container = value.value if isinstance(value, ast.Subscript) else value  # self.layers[:n]
             if (
-                isinstance(value, ast.Attribute)
-                and isinstance(value.value, ast.Name)
-                and value.value.id == self.self_name
+                isinstance(container, ast.Attribute)
+                and isinstance(container.value, ast.Name)
+                and container.value.id == self.self_name
                 and self.cls is not None
             ):
-                found = self.index.attr_class(self.cls, value.attr, element=True)
-            elif isinstance(value, ast.Subscript):  # self.layers[:n]
-                inner = value.value
-                if isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name) and inner.value.id == self.self_name and self.cls is not None:
-                    found = self.index.attr_class(self.cls, inner.attr, element=True)
+                found = self.index.attr_classes_of(self.cls, container.attr, element=True)
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.env:
-            found = self.index.classes.get(value.func.id)
+            info = self.index.classes.get(value.func.id)
+            found = [info] if info is not None else []
         else:
-            found = self._instance_class(value)
-        if found is not None:
-            self.instance_classes[target.id] = found.name
+            found = self._instance_classes(value)
+        if found:
+            self.instance_classes[target.id] = tuple(info.name for info in found)
         else:
             self.instance_classes.pop(target.id, None)
 
