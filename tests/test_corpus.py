@@ -40,3 +40,8 @@ def test_analyser_agrees_with_dynamo(source: str, name: str, tmp_path: Path) -> 
 def test_every_rule_has_examples_that_break() -> None:
     missing = [rule.code for rule in ALL_RULES if not rule.all_examples()[0]]
     assert not missing, f"rules without a breaking example: {missing}"
+
+
+def test_every_rule_has_examples_that_do_not_break() -> None:
+    missing = [rule.code for rule in ALL_RULES if not rule.all_examples()[1]]
+    assert not missing, f"rules without a non-breaking example: {missing}"

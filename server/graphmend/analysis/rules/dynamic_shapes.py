@@ -176,7 +176,18 @@ class MaskedSelect(TensorOpRule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                return torch.where(x > 0, x, 0).sum() + x.masked_fill(x < 0, 0)
+            """,
+            note="the fixed-shape forms",
+        ),
+    )
 
 class Unique(TensorOpRule):
     code = "GM404"
@@ -198,7 +209,18 @@ class Unique(TensorOpRule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                sorted_x, order = torch.sort(x)
+                return sorted_x + order
+            """
+        ),
+    )
 
 class BinCount(TensorOpRule):
     code = "GM405"
@@ -223,7 +245,20 @@ class BinCount(TensorOpRule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
+            import torch.nn.functional as F
 
+            @torch.compile
+            def f(x):
+                buckets = (x.abs() * 3).long().clamp(max=3)
+                return F.one_hot(buckets, 4).sum(0) + x.sum()
+            """,
+            note="a fixed number of bins",
+        ),
+    )
 
 class RepeatInterleaveByTensor(TensorOpRule):
     code = "GM406"

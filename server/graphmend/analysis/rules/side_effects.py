@@ -93,7 +93,18 @@ class Input(CallTableRule):
     why = "interactive input is I/O dynamo cannot trace, so it ends the graph"
     fix = _HOIST
     table = {"builtins.input": "input()"}
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(input):
+                return input * 2 + input.shape[0]
+            """,
+            note="a parameter named `input` shadows the builtin",
+        ),
+    )
 
 class Debugger(CallTableRule):
     code = "GM303"
@@ -103,7 +114,20 @@ class Debugger(CallTableRule):
     fix = "Remove it before compiling, or guard it with `if not torch.compiler.is_compiling():`."
     imports = ("pdb",)
     table = {"builtins.breakpoint": "breakpoint()", "pdb.set_trace": "pdb.set_trace()"}
+    ok = (
+        example(
+            """
+            import pdb
+            import torch
 
+            @torch.compile
+            def f(x):
+                debug = pdb.set_trace if x.shape[0] > 100 else None
+                return x + 1
+            """,
+            note="referring to the debugger is not calling it",
+        ),
+    )
 
 class FileIO(CallTableRule):
     code = "GM304"
@@ -140,7 +164,20 @@ class FileIO(CallTableRule):
             note="`with open(...)`: dynamo cannot resume under a file object, so it skips the function",
         ),
     )
+    ok = (
+        example(
+            """
+            import os
+            import torch
 
+            @torch.compile
+            def f(x):
+                name = os.path.join("checkpoints", os.path.basename("a/b.pt"))
+                return x + len(name)
+            """,
+            note="path arithmetic touches no file",
+        ),
+    )
 
 class LoggingModule(CallTableRule):
     code = "GM305"
@@ -177,7 +214,20 @@ class LoggingModule(CallTableRule):
             note="before the first traced op: explain() misses it, the graph_breaks log does not",
         ),
     )
+    ok = (
+        example(
+            """
+            import logging
+            import torch
 
+            @torch.compile
+            def f(x):
+                if not torch.compiler.is_compiling():
+                    logging.info("eager only")
+                return x + logging.DEBUG
+            """
+        ),
+    )
 
 class LoggerMethod(Rule):
     code = "GM306"
@@ -266,7 +316,21 @@ class Warnings(CallTableRule):
         "warnings.filterwarnings": 'warnings.filterwarnings("default")',
         "warnings.warn_explicit": 'warnings.warn_explicit("careful", UserWarning, "f.py", 1)',
     }
+    ok = (
+        example(
+            """
+            import warnings
+            import torch
 
+            @torch.compile
+            def f(x):
+                with warnings.catch_warnings():
+                    y = x + 1
+                return y
+            """,
+            note="catch_warnings itself is traced; only a break inside it would cost the function",
+        ),
+    )
 
 class Clock(CallTableRule):
     code = "GM308"
@@ -292,7 +356,21 @@ class Clock(CallTableRule):
         "datetime.datetime.today": "datetime.datetime.today()",
         "datetime.date.today": "datetime.date.today()",
     }
+    ok = (
+        example(
+            """
+            import time
+            import torch
 
+            @torch.compile
+            def f(x, started=0.0):
+                with torch.profiler.record_function("block"):
+                    y = x * 2
+                return y + started
+            """,
+            note="pass timestamps in; record_function is traced (and ignored)",
+        ),
+    )
 
 class PythonRandom(CallTableRule):
     code = "GM309"
@@ -412,7 +490,19 @@ class Introspection(CallTableRule):
         "builtins.exec": 'exec("1")',
         "builtins.compile": 'compile("1", "<string>", "eval")',
     }
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                act = getattr(torch, "relu")
+                scale = 2 if hasattr(x, "shape") else 1
+                return act(x) * scale
+            """
+        ),
+    )
 
 class Serialization(CallTableRule):
     code = "GM312"
@@ -432,7 +522,20 @@ class Serialization(CallTableRule):
         "hashlib.sha256": 'hashlib.sha256(b"a")',
         "zlib.crc32": 'zlib.crc32(b"a")',
     }
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                key = str(tuple(x.shape))
+                table = {key: 2}
+                return x * table[key]
+            """,
+            note="strings of shapes are constants",
+        ),
+    )
 
 RULES: tuple[type[Rule], ...] = (
     Print,

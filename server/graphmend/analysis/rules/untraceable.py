@@ -23,7 +23,19 @@ class ExplicitGraphBreak(CallTableRule):
     why = "an explicit graph break is always honoured"
     fix = "Delete it unless the split is intentional (e.g. to isolate code that must run eagerly)."
     table = {"torch._dynamo.graph_break": "torch._dynamo.graph_break()"}
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                if torch.compiler.is_compiling():
+                    return x * 2
+                return x
+            """
+        ),
+    )
 
 class DisabledCall(Rule):
     code = "GM502"
@@ -76,7 +88,21 @@ class DisabledCall(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            def helper(y):
+                return y + 1
+
+            @torch.compile
+            def f(x):
+                return helper(x * 2) * 3
+            """,
+            note="a plain helper is traced into",
+        ),
+    )
 
 class ClassDefinition(Rule):
     code = "GM503"
@@ -104,7 +130,21 @@ class ClassDefinition(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            class Settings:
+                k = 3
+
+            @torch.compile
+            def f(x):
+                return x * Settings.k
+            """,
+            note="a class defined at module level",
+        ),
+    )
 
 class ParameterConstruction(CallTableRule):
     code = "GM504"
@@ -241,7 +281,18 @@ class Backward(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                y = (x * 2).detach()
+                return y.grad if y.grad is not None else y + 1
+            """
+        ),
+    )
 
 class RequiresGradInPlace(Rule):
     code = "GM507"
@@ -270,7 +321,19 @@ class RequiresGradInPlace(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                y = x * 2
+                return y + 1 if y.requires_grad else y - 1
+            """,
+            note="reading requires_grad is fine",
+        ),
+    )
 
 class SortByTensor(Rule):
     code = "GM508"
@@ -438,7 +501,19 @@ class StorageIntrospection(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                y = x.view(2, 2)
+                same_layout = y.is_contiguous() and y.stride()[0] == 2
+                return y.flatten() + same_layout
+            """
+        ),
+    )
 
 class ScriptedModuleCall(Rule):
     code = "GM511"
@@ -490,14 +565,15 @@ class ScriptedModuleCall(Rule):
 class IsInference(Rule):
     code = "GM512"
     name = "is-inference"
-    message = "`{subject}` asks whether a tensor was created in inference mode"
-    why = "dynamo does not trace `Tensor.is_inference()`, so it ends the graph"
-    fix = "Check once outside the compiled code and pass the answer in, or branch on `torch.is_inference_mode_enabled()`."
+    message = "`{subject}` asks about inference mode while tracing"
+    why = "dynamo does not trace `Tensor.is_inference()` or `torch.is_inference_mode_enabled()`, so it ends the graph"
+    fix = "Check once outside the compiled code and pass the answer in as an argument."
     methods = frozenset({"is_inference"})
+    qualnames = frozenset({"torch.is_inference_mode_enabled"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
-        if _is_method_call(node, ("is_inference",), ctx):
+        if ctx.qualname(node.func) in self.qualnames or _is_method_call(node, ("is_inference",), ctx):
             ctx.report(self, node)
 
     breaks = (
@@ -513,8 +589,32 @@ class IsInference(Rule):
                 return y + 1
             """
         ),
-    )
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                y = x * 2
+                if torch.is_inference_mode_enabled():  # expect: GM512
+                    return y
+                return y + 1
+            """
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x, inference=False):
+                if inference:
+                    return x
+                return x + 1
+            """
+        ),
+    )
 
 class IdArithmetic(Rule):
     code = "GM513"
@@ -603,7 +703,19 @@ class UnsupportedContextManager(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                with torch.no_grad(), torch.autocast("cpu", enabled=False):
+                    y = x * 2
+                return y + 1
+            """
+        ),
+    )
 
 class AutogradGrad(Rule):
     code = "GM515"
@@ -632,7 +744,19 @@ class AutogradGrad(Rule):
             """
         ),
     )
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                with torch.enable_grad():
+                    y = (x * x).sum()
+                return y + 1
+            """
+        ),
+    )
 
 class UntraceableStdlib(CallTableRule):
     code = "GM516"
@@ -653,7 +777,18 @@ class UntraceableStdlib(CallTableRule):
         "statistics.mean": "statistics.mean([1, 2])",
         "copy.copy": "copy.copy(y)",
     }
+    ok = (
+        example(
+            """
+            import torch
 
+            @torch.compile
+            def f(x):
+                order = sorted([3, 1, 2])
+                return x * order[0] + max(order)
+            """
+        ),
+    )
 
 class ModuleConstruction(Rule):
     """Reported by the walker (no hook): see FunctionWalker._module_constructor_breaks."""
