@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # The main job on the bundled example: what breaks, where, why, and what it costs.
 demo: venv
 	@echo "== graphmend check examples/  (predicted graph breaks, statically, in milliseconds)"
-	-@$(VENV)/bin/graphmend check examples/ --statistics
+	@$(VENV)/bin/graphmend check examples/ --statistics --exit-zero
 	@echo
 	@echo "== real TorchDynamo on the same model (counting backend + graph_breaks log)"
 	@$(PY) examples/confirm.py
