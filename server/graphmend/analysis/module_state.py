@@ -75,7 +75,9 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                 previous = info.attr_kinds.get(target.attr)
                 info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN
                 if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
-                    info.attr_classes[target.attr] = value.func.id
+                    known = info.attr_classes.get(target.attr, ())
+                    if value.func.id not in known:
+                        info.attr_classes[target.attr] = known + (value.func.id,)
                 element = _container_element_class(index, value)
                 if element is not None:
                     _add_element_class(info, target.attr, element)

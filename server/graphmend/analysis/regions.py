@@ -63,7 +63,7 @@ def _parents_first(index: ModuleIndex) -> list[ClassInfo]:
     children: dict[str, set[str]] = {name: set() for name in index.classes}
     has_parent: set[str] = set()
     for info in index.classes.values():
-        held = list(info.attr_classes.values()) + [n for names in info.attr_element_classes.values() for n in names]
+        held = [n for table in (info.attr_classes, info.attr_element_classes) for names in table.values() for n in names]
         for child in held:
             if child in children and child != info.name:
                 children[info.name].add(child)

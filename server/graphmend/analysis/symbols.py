@@ -51,7 +51,8 @@ class ClassInfo:
     base_names: list[str | None] = field(default_factory=list)  # qualified names; None if unresolved
     local_bases: list[str] = field(default_factory=list)  # bases defined in this module
     attr_kinds: dict[str, Kind] = field(default_factory=dict)  # self.<attr> as set up in __init__
-    attr_classes: dict[str, str] = field(default_factory=dict)  # self.<attr> = InFileClass(...)
+    # self.<attr> = InFileClass(...) (several when branches assign different classes)
+    attr_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # self.<attr> = nn.ModuleList([InFileClass(...) for ...]) or .append(...)s: the element classes
     attr_element_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     is_module: bool = False
@@ -112,12 +113,7 @@ class ModuleIndex:
 
     def attr_classes_of(self, cls: ClassInfo, name: str, element: bool = False) -> list[ClassInfo]:
         """The in-file classes `self.<name>` holds (or its elements hold, for module containers)."""
-        found: tuple[str, ...] | None
-        if element:
-            found = cls.attr_element_classes.get(name)
-        else:
-            single = cls.attr_classes.get(name)
-            found = (single,) if single is not None else None
+        found = (cls.attr_element_classes if element else cls.attr_classes).get(name)
         if found is None:
             for base in cls.local_bases:
                 info = self.classes.get(base)

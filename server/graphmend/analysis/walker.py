@@ -370,6 +370,16 @@ class FunctionWalker(Evaluator):
         ):
             held = index.attr_classes_of(self.cls, func.value.attr, element=True)
             return self._forwards_of(tuple(info.name for info in held))  # self.layers[i](x)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.self_name
+            and self.cls is not None
+            and index.method(self.cls, func.attr) is None
+        ):
+            held = index.attr_classes_of(self.cls, func.attr)
+            if held:
+                return self._forwards_of(tuple(info.name for info in held))  # self.mlp(x)
         if isinstance(func, ast.Attribute):
             owners = self._instance_classes(func.value)
             if owners:
@@ -404,9 +414,7 @@ class FunctionWalker(Evaluator):
             method = index.method(self.cls, func.attr)
             if method is not None:
                 return method, index.owner.get(id(method)), not _is_staticmethod(method)
-            held = index.attr_classes_of(self.cls, func.attr)
-            forwards = self._forwards_of(tuple(info.name for info in held))
-            return forwards[0] if forwards else None
+            return None  # submodule calls (possibly several classes) are handled by _resolve_callees
         if (
             isinstance(value, ast.Call)
             and isinstance(value.func, ast.Name)
