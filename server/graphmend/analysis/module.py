@@ -47,9 +47,7 @@ class ModuleAnalysis:
         self.tree = tree
         self.index = index
         self.rules = rules
-        self.hooked_types = frozenset(rules.by_type) | (
-            frozenset({ast.Call}) if rules.by_qualname or rules.by_method else frozenset()
-        )
+        self.hooked_types = frozenset(rules.by_type) | (frozenset({ast.Call}) if rules.has_call_rules else frozenset())
         self.config = config
         self.strict = strict
         self.findings: list[Finding] = []

@@ -44,7 +44,11 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
 
     marked_lines: set[int] = set()
     if "compile" in text or "optimize" in text:  # a substring search is far cheaper than the regex
-        marked_lines = {text.count("\n", 0, match.start()) + 1 for match in _COMPILE_MARKER.finditer(text)}
+        line, position = 1, 0
+        for match in _COMPILE_MARKER.finditer(text):  # in order: count newlines once, incrementally
+            line += text.count("\n", position, match.start())
+            position = match.start()
+            marked_lines.add(line)
     if marked_lines:
         _decorated_and_called(tree, index, marked_lines, add)
     if compile_forward:

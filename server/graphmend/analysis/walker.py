@@ -300,8 +300,15 @@ class FunctionWalker(Evaluator):
             if name is not None:
                 for rule in rules.by_qualname.get(name, ()):
                     rule.check(node, self)
+                if rules.by_root:
+                    for rule in rules.by_root.get(name.partition(".")[0], ()):
+                        rule.check(node, self)
             if type(func) is ast.Attribute:
                 for rule in rules.by_method.get(func.attr, ()):
+                    rule.check(node, self)
+            callee_kind = self.kinds.get(id(func))
+            if callee_kind is not None:
+                for rule in rules.by_callee_kind.get(callee_kind, ()):
                     rule.check(node, self)
 
     def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:

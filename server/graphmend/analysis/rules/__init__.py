@@ -38,7 +38,13 @@ class RuleSet:
     by_method: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_truth: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_statement: dict[type, tuple[Rule, ...]] = field(default_factory=dict)
+    by_callee_kind: dict[object, tuple[Rule, ...]] = field(default_factory=dict)
+    by_root: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_code: dict[str, Rule] = field(default_factory=dict)  # rules the walker reports on its own
+
+    @property
+    def has_call_rules(self) -> bool:
+        return bool(self.by_qualname or self.by_method or self.by_callee_kind or self.by_root)
 
 
 def _add(table: dict, key: object, rule: Rule) -> None:
@@ -63,6 +69,10 @@ def ruleset(codes: frozenset[str]) -> RuleSet:
             _add(result.by_truth, construct, rule)
         for statement in rule.statement_types:
             _add(result.by_statement, statement, rule)
+        for kind in rule.callee_kinds:
+            _add(result.by_callee_kind, kind, rule)
+        for root in rule.qualname_roots:
+            _add(result.by_root, root, rule)
     return result
 
 

@@ -88,16 +88,22 @@ class Rule:
     effect: ClassVar[Effect] = Effect.BREAK
     # Hooks: node types (post-order, after kinds are known), qualified call targets, method names,
     # truth-test constructs ("if", "while", "ternary", "boolop", "not", "comprehension"), statements.
+    # Prefer the narrowest hook: a rule on ast.Call runs for every call of every compiled function.
     node_types: ClassVar[tuple[type, ...]] = ()
     qualnames: ClassVar[frozenset[str]] = frozenset()
     methods: ClassVar[frozenset[str]] = frozenset()
     truth_constructs: ClassVar[frozenset[str]] = frozenset()
     statement_types: ClassVar[tuple[type, ...]] = ()
+    # Calls whose callee has one of these kinds (a Logger method, a disabled function, ...), and
+    # calls into these modules (`math` for `math.sqrt(t)`).
+    callee_kinds: ClassVar[frozenset[Kind]] = frozenset()
+    qualname_roots: ClassVar[frozenset[str]] = frozenset()
     breaks: ClassVar[tuple[Example, ...]] = ()
     ok: ClassVar[tuple[Example, ...]] = ()
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        """Called for nodes of `node_types`, calls to `qualnames` and calls of `methods`."""
+        """Called for nodes of `node_types`, and for calls matching `qualnames`, `methods`,
+        `callee_kinds` or `qualname_roots`."""
 
     def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
         """Called for expressions whose truth value is taken in one of `truth_constructs`."""

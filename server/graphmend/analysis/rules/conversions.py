@@ -140,15 +140,11 @@ class PythonNumberFromTensor(Rule):
         "Keep the tensor: `float(t)` -> `t`, `int(t)` -> `t.trunc()`, `bool(t)` -> `t != 0`, "
         f"`math.f(t)` -> `torch.f(t)`; or set {_CAPTURE}."
     )
-    node_types = (ast.Call,)
+    qualnames = frozenset(_CONVERTERS)
+    qualname_roots = frozenset({"math"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
-        if not node.args:
-            return
-        name = ctx.qualname(node.func)
-        if name is None or not (name in _CONVERTERS or name.startswith("math.")):
-            return
         if any(is_tensor(ctx.kind(arg)) for arg in node.args):
             ctx.report(self, node)
 
@@ -520,7 +516,9 @@ class TensorToString(Rule):
     message = "`{subject}` formats a tensor's values as a string"
     why = "printing a tensor needs its data, which dynamo does not have while tracing"
     fix = "Format only shapes and dtypes (`f\"{{t.shape}}\"` is fine), or move the formatting out of the compiled code."
-    node_types = (ast.Call, ast.BinOp)
+    qualnames = frozenset({"builtins.str", "builtins.repr"})
+    methods = frozenset({"__repr__", "__str__"})
+    node_types = (ast.BinOp,)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         if isinstance(node, ast.Call):

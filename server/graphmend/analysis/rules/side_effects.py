@@ -238,11 +238,11 @@ class LoggerMethod(Rule):
         f"{_GUARD} `torch._dynamo.config.ignore_logging_functions = {{logging.Logger.warning}}` drops the "
         "call under compile instead."
     )
-    node_types = (ast.Call,)
+    callee_kinds = frozenset({Kind.LOGGER})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
-        if isinstance(node.func, ast.Attribute) and ctx.kind(node.func.value) is Kind.LOGGER:
+        if isinstance(node.func, ast.Attribute):  # logger.info(...), not logging.getLogger(...)
             ctx.report(self, node)
 
     breaks = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
-from ..symbols import DISABLE_FUNCTIONS, LOCK_CLASSES
+from ..symbols import LOCK_CLASSES
 from .base import CallTableRule, Effect, Rule, RuleContext, example, receiver
 
 _HOIST = "Move it out of the compiled code."
@@ -43,14 +43,10 @@ class DisabledCall(Rule):
     message = "`{subject}` calls a function excluded from compilation with `torch.compiler.disable`"
     why = "dynamo never traces a disabled function: it ends the graph, calls it eagerly and resumes after it"
     fix = "Remove the decorator if the function is traceable, or accept the break if it is there on purpose."
-    node_types = (ast.Call,)
+    callee_kinds = frozenset({Kind.DISABLED})  # a decorated function, or torch.compiler.disable(fn)(...)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        if ctx.kind(node.func) is Kind.DISABLED:
-            ctx.report(self, node)
-        elif isinstance(node.func, ast.Call) and ctx.qualname(node.func.func) in DISABLE_FUNCTIONS:
-            ctx.report(self, node)
+        ctx.report(self, node)
 
     breaks = (
         example(
@@ -522,12 +518,10 @@ class ScriptedModuleCall(Rule):
     why = "dynamo does not trace `torch.jit.script` modules; it gives up on the calling function"
     fix = "Call the eager `nn.Module` (drop `torch.jit.script`); `torch.compile` replaces TorchScript."
     effect = Effect.FRAME_SKIP
-    node_types = (ast.Call,)
+    callee_kinds = frozenset({Kind.JIT})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        if ctx.kind(node.func) is Kind.JIT:
-            ctx.report(self, node)
+        ctx.report(self, node)
 
     breaks = (
         example(
