@@ -3,4 +3,24 @@
 import os
 
 os.environ.setdefault("PYTHONBREAKPOINT", "0")
+os.environ.setdefault("GRAPHMEND_STRICT", "1")  # fixer bugs raise instead of becoming a decline
 os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.path.dirname(__file__), "..", ".pytest_cache", "inductor"))
+
+import warnings
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _restore_dynamo_config():
+    """Cases and fixtures may set process-wide dynamo flags (capture_scalar_outputs...): undo them."""
+    try:
+        import torch._dynamo.config as dynamo_config
+    except ImportError:  # pragma: no cover - torch is a test dependency
+        yield
+        return
+    snapshot = dynamo_config.get_config_copy()
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dynamo_config.load_config(snapshot)

@@ -85,6 +85,18 @@ def samples(module: Any) -> list[tuple[Any, tuple, dict]]:
 
 
 def run_dynamo(path: Path) -> Observed:
+    import torch._dynamo.config as dynamo_config
+
+    snapshot = dynamo_config.get_config_copy()  # a case may set process-wide flags
+    try:
+        return _run_dynamo(path)
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            dynamo_config.load_config(snapshot)
+
+
+def _run_dynamo(path: Path) -> Observed:
     module = import_case(path)
     observed = Observed()
     case_file = {os.path.realpath(path)}

@@ -1,4 +1,4 @@
-"""The `graphmend` command line: `check` now; `fix`, `explain` and `lsp` build on the same analysis.
+"""The `graphmend` command line: `check`, `fix` and `rules` over the same analysis and rewrites.
 
 Exit codes (as ruff): 0 no findings, 1 findings, 2 usage or configuration error.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ from .config import Config, ConfigError, config_for, load_config
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .output import write_github, write_json, write_statistics, write_text
+from .rewrite.files import FileOutcome, fix_file, unified_diff
+from .rewrite.fixers import fixers_for
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -87,21 +90,41 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     check.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
 
+    fix = commands.add_parser(
+        "fix",
+        help="rewrite code so the graph no longer breaks, where that provably keeps its meaning",
+        description=(
+            "Apply the safe rewrites in place (atomic writes, only code that parses, idempotent) and say, "
+            "for every finding left, why it was not rewritten. Exit status: 0 when no finding is left, "
+            "1 when some are (or, with --diff, when there are changes to show), 2 on usage errors."
+        ),
+    )
+    fix.add_argument("paths", nargs="*", type=Path, default=[Path(".")], help="files or directories (default: .)")
+    fix.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
+    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change observable behaviour")
+    fix.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to fix (others are left as they are)")
+    fix.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to fix")
+    fix.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.graphmend] from")
+    fix.add_argument("--no-compile-forward", action="store_true", help="see `check`")
+    fix.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
+    fix.add_argument("--quiet", "-q", action="store_true", help="print only the summary (and the diff)")
+    fix.add_argument("--statistics", action="store_true", help="count fixes and declines by reason")
+
     rules = commands.add_parser("rules", help="list the rules", description="List every rule with its code and summary.")
     rules.add_argument("--format", choices=("text", "markdown"), default="text")
     return parser
 
 
-def _load_configuration(args: argparse.Namespace) -> Config:
+def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Config:
     if args.config is not None:
         config = load_config(args.config)
     else:
         start = args.paths[0] if args.paths else Path(".")
         config = config_for(start if start.exists() else Path("."))
     return config.with_overrides(
-        select=args.select,
-        ignore=args.ignore,
-        extend_ignore=args.extend_ignore,
+        select=args.select if overrides else None,
+        ignore=args.ignore if overrides else None,
+        extend_ignore=getattr(args, "extend_ignore", None),
         compile_forward=False if args.no_compile_forward else None,
     )
 
@@ -151,6 +174,88 @@ def run_check(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+def _fix_job(job: tuple[Path, Config, bool, frozenset[str] | None, bool]) -> FileOutcome:
+    path, config, unsafe, codes, write = job
+    return fix_file(path, config, unsafe=unsafe, codes=codes, write=write)
+
+
+def run_fix(args: argparse.Namespace) -> int:
+    if args.jobs < 1:
+        print("graphmend: --jobs must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        config = _load_configuration(args, overrides=False)
+        selection = config.with_overrides(select=args.select, ignore=args.ignore)
+        paths = list(discover(args.paths, config.exclude, config.root))
+    except ConfigError as exc:
+        print(f"graphmend: configuration error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except FileNotFoundError as exc:
+        print(f"graphmend: no such file or directory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
+    jobs = [(path, config, args.unsafe_fixes, codes, not args.diff) for path in paths]
+    if args.jobs > 1 and len(paths) >= 4:
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            outcomes = list(pool.map(_fix_job, jobs, chunksize=max(1, len(paths) // (args.jobs * 8))))
+    else:
+        outcomes = [_fix_job(job) for job in jobs]
+    out = sys.stdout
+    fixed = left = changed_files = 0
+    reasons: Counter[str] = Counter()
+    titles: Counter[str] = Counter()
+    failed = False
+    for outcome in outcomes:
+        shown = _display_path(outcome.path)
+        if outcome.skip_reason:
+            print(f"graphmend: skipped {shown}: {outcome.skip_reason}", file=sys.stderr)
+            continue
+        for error in outcome.errors:
+            print(f"graphmend: {error}", file=sys.stderr)
+            failed = True
+        result = outcome.fix
+        assert result is not None
+        fixed += len(result.applied)
+        left += len(result.remaining)
+        changed_files += result.changed
+        titles.update(f"{f.finding.code} {f.title}" for f in result.applied)
+        if args.diff and result.changed:
+            out.write(unified_diff(shown, result.original, result.fixed))
+        if not args.quiet:
+            for applied in result.applied:
+                span = result.where(applied.finding)
+                verb = "would fix" if args.diff else "fixed"
+                out.write(f"{shown}:{span.start_line}:{span.start_col + 1}: {applied.finding.code} {verb}: {applied.title}\n")
+        for finding in result.remaining:
+            decline = result.decline_for(finding)
+            if decline is not None:
+                reason, key = decline.reason, decline.key
+            elif fixers_for(finding.code, True) and codes and finding.code in codes:
+                reason, key = "only an unsafe fix exists (review it in your editor, or use --unsafe-fixes)", "unsafe-only"
+            else:
+                reason, key = "no automatic rewrite for this rule; see the finding's advice", "no-fixer"
+            reasons[key] += 1
+            if not args.quiet:
+                # in place, positions are in the file as now written; with --diff, in the original
+                span = result.where(finding) if args.diff else finding.span
+                out.write(f"{shown}:{span.start_line}:{span.start_col + 1}: {finding.code} not fixed: {reason}\n")
+    if args.statistics:
+        for title, count in titles.most_common():
+            out.write(f"{count:6d}  fixed     {title}\n")
+        for key, count in reasons.most_common():
+            out.write(f"{count:6d}  declined  {key}\n")
+    verb = "Would fix" if args.diff else "Fixed"
+    out.write(
+        f"{verb} {fixed} graph break{'s' if fixed != 1 else ''} in {changed_files} file{'s' if changed_files != 1 else ''}; "
+        f"{left} left.\n"
+    )
+    if failed:
+        return EXIT_USAGE
+    if args.diff:
+        return EXIT_FINDINGS if changed_files else EXIT_CLEAN
+    return EXIT_FINDINGS if left else EXIT_CLEAN
+
+
 def run_rules(args: argparse.Namespace) -> int:
     if args.format == "markdown":
         print("| code | name | what | effect |\n|---|---|---|---|")
@@ -168,6 +273,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "check":
         return run_check(args)
+    if args.command == "fix":
+        return run_fix(args)
     if args.command == "rules":
         return run_rules(args)
     parser.error(f"unknown command {args.command}")

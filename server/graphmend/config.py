@@ -7,6 +7,7 @@ select = ["GM"]            # codes or prefixes ("GM1" = the whole control-flow f
 ignore = ["GM301"]         # the most specific entry wins, so ignore GM301 but select GM3 works
 exclude = ["build/**"]     # glob patterns, relative to the pyproject.toml directory
 compile-forward = true     # treat every nn.Module.forward as compiled (users compile whole models)
+dynamo-config = ["capture_scalar_outputs"]  # torch._dynamo.config flags your program sets to True
 
 [tool.graphmend.samples]
 "models/net.py:Net" = "models/net.py:make_sample"
@@ -25,7 +26,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 CODE_PATTERN = re.compile(r"^(ALL|GM\d{0,3})$")
-_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "samples", "max-file-bytes"}
+_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "samples", "max-file-bytes", "dynamo-config"}
+DYNAMO_FLAGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
 
 class ConfigError(ValueError):
@@ -40,6 +42,7 @@ class Config:
     compile_forward: bool = True
     samples: dict[str, str] = field(default_factory=dict)
     max_file_bytes: int = 4_000_000
+    dynamo_flags: tuple[str, ...] = ()  # torch._dynamo.config flags the program sets (process-wide)
     root: Path | None = None  # directory of the pyproject.toml the settings came from
 
     def is_enabled(self, code: str) -> bool:
@@ -128,6 +131,14 @@ def parse_settings(table: dict[str, Any], source: str = "", root: Path | None = 
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise ConfigError(f"`max-file-bytes` in {source or '[tool.graphmend]'} must be a positive integer")
         changes["max_file_bytes"] = value
+    if "dynamo-config" in table:
+        flags = table["dynamo-config"]
+        if not isinstance(flags, list) or not all(isinstance(f, str) and f in DYNAMO_FLAGS for f in flags):
+            raise ConfigError(
+                f"`dynamo-config` in {source or '[tool.graphmend]'} must list flags among "
+                f"{', '.join(sorted(DYNAMO_FLAGS))}"
+            )
+        changes["dynamo_flags"] = tuple(flags)
     if "samples" in table:
         samples = table["samples"]
         if not isinstance(samples, dict) or not all(

@@ -6,6 +6,7 @@ all call. Detection runs on stdlib `ast` only (libcst is for rewrites, never the
 
 from __future__ import annotations
 
+import ast
 import gc
 
 from ..config import Config
@@ -14,18 +15,33 @@ from .module import ModuleAnalysis
 from .module_state import complete_index
 from .rules import ALL_RULES, PARSE_ERROR_CODE, RULES_BY_CODE, ruleset
 from .source import SourceFile
+from .kinds import Kind
 from .suppressions import parse_suppressions
-from .symbols import build_index
+from .symbols import ModuleIndex, build_index
 
 __all__ = ["analyze", "analyze_detailed", "AnalysisResult", "ALL_RULES", "RULES_BY_CODE"]
 
 
 class AnalysisResult:
-    """Findings plus what the analysis learnt on the way (why each function counts as compiled)."""
+    """Findings plus what the analysis learnt on the way: why each function counts as compiled and,
+    when asked for (`keep_facts`, used by the rewrites), the syntax tree, the module index and the
+    kind inferred for each expression node (keyed by `id(node)` of nodes in `tree`)."""
 
-    def __init__(self, findings: list[Finding], compiled: dict[str, str]) -> None:
+    def __init__(
+        self,
+        findings: list[Finding],
+        compiled: dict[str, str],
+        tree: ast.Module | None = None,
+        index: ModuleIndex | None = None,
+        kinds: dict[int, Kind] | None = None,
+        source: SourceFile | None = None,
+    ) -> None:
         self.findings = findings
         self.compiled = compiled
+        self.tree = tree
+        self.index = index
+        self.kinds = kinds or {}
+        self.source = source
 
 
 def analyze(source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False) -> list[Finding]:
@@ -38,7 +54,12 @@ def analyze(source: str, path: str = "<string>", config: Config | None = None, *
 
 
 def analyze_detailed(
-    source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False
+    source: str,
+    path: str = "<string>",
+    config: Config | None = None,
+    *,
+    strict: bool = False,
+    keep_facts: bool = False,
 ) -> AnalysisResult:
     config = config or Config()
     # The cyclic garbage collector finds nothing to free in a fresh syntax tree but runs again and
@@ -46,13 +67,13 @@ def analyze_detailed(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(source, path, config, strict)
+        return _analyze(source, path, config, strict, keep_facts)
     finally:
         if collecting:
             gc.enable()
 
 
-def _analyze(source: str, path: str, config: Config, strict: bool) -> AnalysisResult:
+def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: bool) -> AnalysisResult:
     text = SourceFile(source, path)
     try:
         tree = text.parse()
@@ -61,13 +82,16 @@ def _analyze(source: str, path: str, config: Config, strict: bool) -> AnalysisRe
     except (ValueError, RecursionError, MemoryError) as exc:
         return AnalysisResult([_unparsable(text, exc)], {})
     index = build_index(tree)
+    index.dynamo_flags.update(config.dynamo_flags)
     complete_index(index, tree)
     codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))
-    module = ModuleAnalysis(text, tree, index, ruleset(codes), config, strict=strict)
+    module = ModuleAnalysis(text, tree, index, ruleset(codes), config, strict=strict, keep_kinds=keep_facts)
     findings = module.run()
     suppressions = parse_suppressions(text.lines, source)
     kept = [f for f in findings if not suppressions.suppresses(f) and config.is_enabled(f.code)]
     kept.sort(key=Finding.sort_key)
+    if keep_facts:
+        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text)
     return AnalysisResult(kept, module.reasons)
 
 

@@ -42,6 +42,7 @@ class ModuleAnalysis:
         rules: RuleSet,
         config: Config,
         strict: bool = False,
+        keep_kinds: bool = False,
     ) -> None:
         self.source = source
         self.tree = tree
@@ -50,6 +51,8 @@ class ModuleAnalysis:
         self.hooked_types = frozenset(rules.by_type) | (frozenset({ast.Call}) if rules.has_call_rules else frozenset())
         self.config = config
         self.strict = strict
+        self.keep_kinds = keep_kinds
+        self.kinds: dict[int, Kind] = {}  # filled only with keep_kinds (the rewrites need them)
         self.findings: list[Finding] = []
         self.reasons: dict[str, str] = {}  # qualified function name -> why it is compiled
         self._seen: set[tuple[str, int, int, int, int]] = set()

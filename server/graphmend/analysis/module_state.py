@@ -78,6 +78,10 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     known = info.attr_classes.get(target.attr, ())
                     if value.func.id not in known:
                         info.attr_classes[target.attr] = known + (value.func.id,)
+                if isinstance(value, ast.Call):
+                    torch_name = index.qualname(value.func)
+                    if torch_name is not None and torch_name.startswith("torch.nn.") and torch_name.count(".") == 2:
+                        info.attr_torch_classes[target.attr] = torch_name.rsplit(".", 1)[1]
                 element = _container_element_class(index, value)
                 if element is not None:
                     _add_element_class(info, target.attr, element)

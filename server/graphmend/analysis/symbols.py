@@ -40,6 +40,9 @@ LOCK_CLASSES = frozenset(
     }
 )
 LOGGER_FACTORY_SUFFIXES = ("getLogger", "get_logger")
+DYNAMO_CONFIG = "torch._dynamo.config."
+SCALAR_FLAG = "capture_scalar_outputs"
+SHAPE_FLAG = "capture_dynamic_output_shape_ops"
 AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 
@@ -53,6 +56,8 @@ class ClassInfo:
     attr_kinds: dict[str, Kind] = field(default_factory=dict)  # self.<attr> as set up in __init__
     # self.<attr> = InFileClass(...) (several when branches assign different classes)
     attr_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # self.<attr> = nn.Linear(...): the torch.nn class name (the rewrites need to know it is pure)
+    attr_torch_classes: dict[str, str] = field(default_factory=dict)
     # self.<attr> = nn.ModuleList([InFileClass(...) for ...]) or .append(...)s: the element classes
     attr_element_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     is_module: bool = False
@@ -70,6 +75,8 @@ class ModuleIndex:
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
+    # torch._dynamo.config flags set to True at module level (they change what breaks)
+    dynamo_flags: set[str] = field(default_factory=set)
 
     # -- name resolution -------------------------------------------------------------------
     def qualname(self, node: ast.AST, local_names: dict | set | None = None, local_imports: dict | None = None) -> str | None:
@@ -184,6 +191,7 @@ def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 def build_index(tree: ast.Module) -> ModuleIndex:
     index = ModuleIndex()
     statements = list(walk_top_level(tree.body))
+    flag_targets: list[tuple[ast.Attribute, ast.expr]] = []
     # Names first (imports and definitions), so that later kinds can resolve them.
     for stmt in statements:
         if isinstance(stmt, (ast.Import, ast.ImportFrom)):
@@ -202,6 +210,12 @@ def build_index(tree: ast.Module) -> ModuleIndex:
             for target in targets:
                 for name in _bound_names(target):
                     index.top_level_names.add(name)
+                if isinstance(target, ast.Attribute) and isinstance(stmt, ast.Assign):
+                    flag_targets.append((target, stmt.value))
+    for target, value in flag_targets:  # after the imports are known
+        name = index.qualname(target)
+        if name is not None and name.startswith(DYNAMO_CONFIG) and isinstance(value, ast.Constant) and value.value is True:
+            index.dynamo_flags.add(name[len(DYNAMO_CONFIG) :])
     for function in index.functions.values():
         _mark_decorated(index, function)
     for info in index.classes.values():

@@ -23,6 +23,7 @@ from .symbols import (
     JIT_SCRIPT_FUNCTIONS,
     LOCK_CLASSES,
     LOGGER_FACTORY_SUFFIXES,
+    SCALAR_FLAG,
     ClassInfo,
     ModuleIndex,
     annotation_kind,
@@ -491,6 +492,8 @@ class Evaluator:
     def call_result(self, node: ast.Call, func_kind: Kind, receiver: Kind, arg_kinds: list[Kind]) -> Kind:
         func = node.func
         if isinstance(func, ast.Attribute) and receiver in TENSOR_KINDS:
+            if func.attr == "item" and SCALAR_FLAG in self.index.dynamo_flags:
+                return Kind.SCALAR  # a traced symbolic number: branching on it still breaks
             return tensor_method_kind(func.attr, node, receiver, arg_kinds, self.qualname)
         if func_kind in (Kind.MODULE, Kind.JIT):
             return Kind.TENSOR

@@ -115,6 +115,8 @@ class FunctionWalker(Evaluator):
         self._bind_parameters()
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
+        if self.module.keep_kinds:
+            self.module.kinds.update(self.kinds)
 
     def _module_constructor_breaks(self) -> None:
         """A module's `__init__` run from compiled code: once anything in it breaks, dynamo cannot
@@ -214,7 +216,7 @@ class FunctionWalker(Evaluator):
         return self.amplifiers[-1] if self.amplifiers else self.caller_amplifier
 
     def report(self, rule: Rule, node: ast.AST, *, effect: Effect | None = None, related: tuple[Related, ...] = (), **details: str) -> None:
-        if self.dead:
+        if self.dead or (rule.removed_by_flag is not None and rule.removed_by_flag in self.index.dynamo_flags):
             return
         effect = effect or rule.effect
         amplifier = self.current_amplifier()

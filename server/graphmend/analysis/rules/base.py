@@ -98,6 +98,9 @@ class Rule:
     # calls into these modules (`math` for `math.sqrt(t)`).
     callee_kinds: ClassVar[frozenset[Kind]] = frozenset()
     qualname_roots: ClassVar[frozenset[str]] = frozenset()
+    # A torch._dynamo.config flag that, when the program sets it, makes dynamo trace this pattern
+    # without a break (measured; see tests/corpus/trap_dynamo_config_flags.py).
+    removed_by_flag: ClassVar[str | None] = None
     breaks: ClassVar[tuple[Example, ...]] = ()
     ok: ClassVar[tuple[Example, ...]] = ()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
+from ..symbols import SCALAR_FLAG
 from .base import Effect, Rule, RuleContext, example, receiver
 
 _WHY_VALUE = (
@@ -39,6 +40,7 @@ class Item(TensorMethodRule):
         f"set {_CAPTURE} to trace it as a symbolic number."
     )
     methods = frozenset({"item"})
+    removed_by_flag = SCALAR_FLAG
     breaks = (
         example(
             """
@@ -89,6 +91,16 @@ class ToList(TensorMethodRule):
         f"later operations, {_CAPTURE} lets dynamo trace the values symbolically."
     )
     methods = frozenset({"tolist"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        target = receiver(node)
+        if target is None or not is_tensor(ctx.kind(target)):
+            return
+        if SCALAR_FLAG in ctx.index.dynamo_flags and _integral(target, ctx):  # type: ignore[attr-defined]
+            return  # captured as symbolic ints (a float tensor's tolist still breaks)
+        ctx.report(self, node)
+
     breaks = (
         example(
             """
@@ -145,6 +157,8 @@ class PythonNumberFromTensor(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
+        if SCALAR_FLAG in ctx.index.dynamo_flags and ctx.qualname(node.func) in _CONVERTERS:  # type: ignore[attr-defined]
+            return  # traced as a symbolic number (math.* still breaks)
         if any(is_tensor(ctx.kind(arg)) for arg in node.args):
             ctx.report(self, node)
 
@@ -261,6 +275,8 @@ class TensorAsIndex(Rule):
             if isinstance(part, ast.Slice):
                 for bound in (part.lower, part.upper, part.step):
                     if bound is not None and is_tensor(ctx.kind(bound)):
+                        if SCALAR_FLAG in ctx.index.dynamo_flags:  # type: ignore[attr-defined]
+                            return  # traced with an unbacked size
                         # Dynamo cannot resume after a data-dependent slice (measured).
                         ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
                         return
@@ -383,6 +399,7 @@ class TensorAsSize(Rule):
     )
     qualnames = frozenset(_SIZE_FUNCTIONS)
     methods = frozenset(_SIZE_METHODS)
+    removed_by_flag = SCALAR_FLAG
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
@@ -571,6 +588,27 @@ class TensorToString(Rule):
             """
         ),
     )
+
+
+_INTEGRAL_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort", "nonzero", "count_nonzero"})
+
+
+def _integral(node: ast.expr, ctx: RuleContext) -> bool:
+    """Known to hold an integer tensor: `.long()`, `.int()`, `argmax(...)`, `.to(torch.int64)`..."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _INTEGRAL_METHODS:
+            return True
+        name = ctx.qualname(func)
+        if name is not None and name.rsplit(".", 1)[1] in _INTEGRAL_METHODS:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == "to" and node.args:
+            return ctx.qualname(node.args[0]) in ("torch.long", "torch.int64", "torch.int", "torch.int32")
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)):
+        return _integral(node.left, ctx) and (
+            _integral(node.right, ctx) or (isinstance(node.right, ast.Constant) and isinstance(node.right.value, int))
+        )
+    return False
 
 
 RULES: tuple[type[Rule], ...] = (

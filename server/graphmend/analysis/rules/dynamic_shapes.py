@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
+from ..symbols import SHAPE_FLAG
 from .base import Rule, RuleContext, example, receiver
 
 _WHY_SHAPE = "the number of output elements depends on tensor data, which dynamo does not have while tracing"
@@ -20,6 +21,8 @@ _CAPTURE = "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
 
 class TensorOpRule(Rule):
     """Flags `torch.<op>(...)` and `<tensor>.<op>(...)`; subclasses may add argument conditions."""
+
+    removed_by_flag = SHAPE_FLAG
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
@@ -102,6 +105,7 @@ class BooleanMaskIndex(Rule):
         f"`x.masked_fill(~mask, value)`; or set {_CAPTURE}."
     )
     node_types = (ast.Subscript,)
+    removed_by_flag = SHAPE_FLAG
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Subscript)

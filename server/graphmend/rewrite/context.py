@@ -1,0 +1,261 @@
+"""Everything a fixer needs about one file, and the libcst machinery to change one function of it.
+
+Fixers decide on `ast` (where the analysis's facts live: kinds per node, the module index) and
+change code with libcst, scoped to the enclosing function: only that function's text is parsed
+(inside an `if True:` line so its indentation stays valid), transformed and rendered, so a fix
+costs milliseconds and everything outside the changed statements keeps its exact formatting and
+comments. Nodes are matched between the two trees by their exact source span (both libcst's
+PositionProvider and `ast` exclude parentheses).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Iterator
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ..analysis import AnalysisResult
+from ..analysis.kinds import Kind
+from ..analysis.source import SourceFile
+from ..findings import Edit, Finding, Span
+from .model import DeclineError
+
+_WRAPPER = "if True:\n"
+
+
+@dataclass
+class _ParsedFunction:
+    first_line: int  # original line of the first parsed line (a decorator or the def)
+    text: str  # the function's original text (whole lines)
+    wrapper: MetadataWrapper
+    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]]
+    prefix: str  # the `if True:` line put in front of an indented function, or ""
+
+
+class FixContext:
+    """One file under repair: its text, the analysis facts and the function-scoped editor."""
+
+    def __init__(self, result: AnalysisResult) -> None:
+        if result.tree is None or result.source is None or result.index is None:
+            raise ValueError("FixContext needs analyze_detailed(..., keep_facts=True)")
+        self.result = result
+        self.source: SourceFile = result.source
+        self.text = self.source.text
+        self.tree = result.tree
+        self.index = result.index
+        self.kinds = result.kinds
+        self._parents: dict[int, ast.AST] | None = None
+        self._functions: dict[int, _ParsedFunction] = {}
+
+    # -- the ast side ---------------------------------------------------------------------------
+    @property
+    def parents(self) -> dict[int, ast.AST]:
+        if self._parents is None:
+            parents: dict[int, ast.AST] = {}
+            for node in ast.walk(self.tree):
+                for child in ast.iter_child_nodes(node):
+                    parents[id(child)] = node
+            self._parents = parents
+        return self._parents
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(id(node))
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def kind(self, node: ast.AST) -> Kind:
+        return self.kinds.get(id(node), Kind.UNKNOWN)
+
+    def span(self, node: ast.AST) -> Span:
+        return self.source.span(node)
+
+    def node_for(self, finding: Finding, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
+        """The node of `types` whose span is exactly the finding's span."""
+        target = finding.span
+        for node in ast.walk(self.tree):
+            if isinstance(node, types) and hasattr(node, "lineno") and node.lineno == target.start_line:  # type: ignore[attr-defined]
+                if self.span(node) == target:
+                    return node
+        return None
+
+    def function_of(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return ancestor
+        return None
+
+    def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        if isinstance(node, ast.stmt):
+            return node
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, ast.stmt):
+                return ancestor
+        return None
+
+    def code(self, node: ast.AST) -> str:
+        """The exact source text of a node (comments inside it included)."""
+        span = self.span(node)
+        lines = self.source.lines
+        if span.start_line == span.end_line:
+            return lines[span.start_line - 1][span.start_col : span.end_col]
+        parts = [lines[span.start_line - 1][span.start_col :]]
+        parts.extend(lines[span.start_line : span.end_line - 1])
+        parts.append(lines[span.end_line - 1][: span.end_col])
+        return "\n".join(parts)
+
+    def atom(self, node: ast.AST) -> str:
+        """The node's text, parenthesised unless it already is an atom (for `.method()` and operators)."""
+        text = self.code(node)
+        if isinstance(node, (ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.Subscript, ast.List, ast.Dict)):
+            return text
+        return f"({text})"
+
+    def argument(self, node: ast.AST) -> str:
+        """The node's text as a call argument: parenthesised only where a comma would split it."""
+        text = self.code(node)
+        if isinstance(node, (ast.Tuple, ast.GeneratorExp, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Starred)):
+            return f"({text})"
+        return text
+
+    def qualname(self, node: ast.AST) -> str | None:
+        return self.index.qualname(node)
+
+    # -- torch ----------------------------------------------------------------------------------
+    def torch_name(self) -> str:
+        """The name `torch` is bound to at module level (`import torch as th` -> "th")."""
+        for local, target in self.index.imports.items():
+            if target == "torch":
+                return local
+        if "torch" in self.index.top_level_names:
+            raise DeclineError("torch-shadowed", "the name `torch` is bound to something else in this module")
+        return "torch"
+
+    def after_imports_line(self) -> int:
+        """The line after the module's leading docstring, `__future__` and import block."""
+        line = 1
+        for stmt in self.tree.body:
+            is_docstring = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+            if is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                line = (stmt.end_lineno or stmt.lineno) + 1
+                continue
+            break
+        return line
+
+    def import_edit(self) -> Edit | None:
+        """`import torch` when the module does not import it under any name."""
+        if any(target == "torch" for target in self.index.imports.values()):
+            return None
+        line = self.after_imports_line()
+        return Edit(Span(line, 0, line, 0), "import torch\n")
+
+    # -- the libcst side --------------------------------------------------------------------------
+    def _parsed(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> _ParsedFunction:
+        cached = self._functions.get(id(function))
+        if cached is not None:
+            return cached
+        first = min([function.lineno] + [d.lineno for d in function.decorator_list])
+        last = function.end_lineno or function.lineno
+        text = "\n".join(self.source.lines[first - 1 : last]) + "\n"
+        # An indented function (a method) is parsed under an `if True:` line; a top-level one as is.
+        prefix = _WRAPPER if text[:1].isspace() else ""
+        try:
+            module = cst.parse_module(prefix + text)
+        except cst.ParserSyntaxError as exc:
+            raise DeclineError("unparsable-function", f"libcst cannot parse the enclosing function ({exc.message})") from exc
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        line_shift = first - (2 if prefix else 1)
+        by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
+        for node, where in positions.items():
+            key = (where.start.line + line_shift, where.start.column, where.end.line + line_shift, where.end.column)
+            by_span.setdefault(key, []).append(node)
+        parsed = _ParsedFunction(first, text, wrapper, by_span, prefix)
+        self._functions[id(function)] = parsed
+        return parsed
+
+    def cst_node(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, kind: type) -> cst.CSTNode:
+        span = self.span(node)
+        parsed = self._parsed(function)
+        for candidate in parsed.by_span.get((span.start_line, span.start_col, span.end_line, span.end_col), ()):
+            if isinstance(candidate, kind):
+                return candidate
+        raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
+
+    def rewrite(
+        self,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel],
+    ) -> Edit:
+        """Apply node replacements inside one function and return the (minimal) text edit."""
+        parsed = self._parsed(function)
+        transformer = _Replacer(replacements)
+        new_module = parsed.wrapper.module.visit(transformer)
+        if transformer.pending:
+            raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
+        rendered = new_module.code[len(parsed.prefix) :]
+        old_lines = parsed.text.split("\n")
+        new_lines = rendered.split("\n")
+        return _line_edit(parsed.first_line, old_lines, new_lines)
+
+
+class _Replacer(cst.CSTTransformer):
+    def __init__(self, replacements: dict) -> None:  # type: ignore[type-arg]
+        super().__init__()
+        self.replacements = replacements
+        self.pending = set(map(id, replacements))
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        replacement = self.replacements.get(original_node)
+        if replacement is None:
+            return updated_node
+        self.pending.discard(id(original_node))
+        return replacement
+
+
+def _line_edit(first_line: int, old: list[str], new: list[str]) -> Edit:
+    """An edit that replaces only the lines that changed."""
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    start = first_line + prefix
+    removed = old[prefix : len(old) - suffix]
+    added = new[prefix : len(new) - suffix]
+    text = "".join(line + "\n" for line in added)
+    return Edit(Span(start, 0, start + len(removed), 0), text)
+
+
+def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
+    """Apply non-overlapping edits (line/char positions in `text`) from the bottom up."""
+    lines = SourceFile(text).lines
+    starts = [0]
+    offset = 0
+    for line in lines[:-1]:
+        offset += len(line)
+        # the original line break (\r\n, \r or \n) follows this line
+        if text.startswith("\r\n", offset):
+            offset += 2
+        else:
+            offset += 1
+        starts.append(offset)
+
+    def position(line: int, column: int) -> int:
+        if line - 1 >= len(starts):
+            return len(text)
+        return starts[line - 1] + column
+
+    result = text
+    for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col), reverse=True):
+        begin = position(edit.span.start_line, edit.span.start_col)
+        end = position(edit.span.end_line, edit.span.end_col)
+        result = result[:begin] + edit.new_text + result[end:]
+    return result

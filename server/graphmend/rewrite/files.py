@@ -1,0 +1,76 @@
+"""Fixing files on disk: read as Python would, fix, and write back atomically.
+
+A file is only replaced when the fixed text parses; it is written to a temporary file in the same
+directory and moved over the original (`os.replace` is atomic on POSIX), in its original encoding
+(a UTF-8 byte-order mark is kept) and line endings, with its permissions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config
+from ..files import read_source
+from .engine import FileFix, fix_source
+
+
+@dataclass
+class FileOutcome:
+    path: Path
+    fix: FileFix | None = None
+    skip_reason: str | None = None
+    written: bool = False
+    errors: list[str] = field(default_factory=list)
+
+
+def fix_file(path: Path, config: Config, *, unsafe: bool = False, codes: frozenset[str] | None = None, write: bool = True) -> FileOutcome:
+    source = read_source(path, config.max_file_bytes)
+    if source.text is None:
+        return FileOutcome(path, skip_reason=source.skip_reason)
+    result = fix_source(source.text, str(path), config, unsafe=unsafe, codes=codes)
+    outcome = FileOutcome(path, result)
+    if write and result.changed:
+        try:
+            write_atomically(path, result.fixed, source.encoding)
+            outcome.written = True
+        except OSError as exc:
+            outcome.errors.append(f"cannot write {path}: {exc.strerror or exc}")
+    return outcome
+
+
+def write_atomically(path: Path, text: str, encoding: str = "utf-8") -> None:
+    data = text.encode(encoding)
+    if encoding == "utf-8-sig" and not data.startswith(b"\xef\xbb\xbf"):
+        data = b"\xef\xbb\xbf" + data
+    directory = path.parent
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".graphmend", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{path}",
+            tofile=f"b/{path}",
+        )
+    )

@@ -1,0 +1,110 @@
+"""GM201/GM203: `t.item()`, `float(t)`, `int(t)`, `bool(t)` -> keep the 0-d tensor.
+
+A Python number taken out of a tensor only to be multiplied back into tensors can stay a tensor:
+no break, same values. It must not change what it feeds (taxonomy P03, P08):
+- every use is an operand of `+ - * /` whose other operand is a tensor (a Python float in a
+  `range`, a size, a condition or a return value is not interchangeable with a tensor);
+- the dtype that arithmetic produces must not change: a 0-d tensor promotes like a Python scalar
+  within its category (float with float), so the other operand must be known floating point;
+- `int(t)` truncates toward zero: a floating `t` becomes `t.trunc()`, an integer `t` stays `t`;
+  `bool(t)` becomes `t != 0`.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from ...findings import Finding
+from ..context import FixContext
+from ..model import DeclineError, Fix, Safety
+from ..signatures import FLOATS, Signatures, floating_names
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _decline(key: str, reason: str) -> DeclineError:
+    return DeclineError(key, reason)
+
+
+class ScalarFixer:
+    codes = frozenset({"GM201", "GM203"})
+    safety = Safety.SAFE
+    title = "Keep the value as a 0-d tensor instead of a Python number"
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        call = ctx.node_for(finding, (ast.Call,))
+        if not isinstance(call, ast.Call):
+            raise _decline("no-node", "could not find the conversion in the source")
+        function = ctx.function_of(call)
+        if function is None:
+            raise _decline("not-in-function", "the conversion is not inside a function")
+        tensor, conversion = self._operand(ctx, call)
+        statement = ctx.statement_of(call)
+        signatures = Signatures(ctx, floating_names(ctx, function), at=statement)
+        replacement = self._replacement(ctx, tensor, conversion, signatures)
+        parent = ctx.parent(call)
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
+            self._check_use(ctx, signatures, parent, call)
+        elif isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            self._check_variable(ctx, signatures, function, statement, statement.targets[0].id)
+        else:
+            raise _decline("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
+        target = ctx.cst_node(function, call, cst.Call)
+        edits = [ctx.rewrite(function, {target: cst.parse_expression(replacement)})]
+        return Fix(finding, self.title, Safety.SAFE, tuple(edits))
+
+    def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
+        if isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args:
+            return call.func.value, "item"
+        name = ctx.qualname(call.func)
+        if name in ("builtins.float", "builtins.int", "builtins.bool") and len(call.args) == 1 and not call.keywords:
+            return call.args[0], name.split(".")[1]
+        raise _decline("conversion", "only .item(), float(), int() and bool() of a tensor are rewritten")
+
+    def _replacement(self, ctx: FixContext, tensor: ast.expr, conversion: str, signatures: Signatures) -> str:
+        text = ctx.atom(tensor)
+        dtype = signatures._norm(signatures.of(tensor).dtype)
+        floating = signatures.is_floating(dtype)
+        integral = dtype[0] == "const" and dtype[1] not in FLOATS and dtype[1] != "bool"
+        if conversion == "bool":
+            return text if ctx.kind(tensor) in BOOL_KINDS else f"({text} != 0)"  # an atom: it sits in an expression
+        if conversion == "int":
+            if floating:
+                return f"{text}.trunc()"
+            if integral:
+                return text
+            raise _decline("dtype-unknown", f"cannot tell whether `{ctx.code(tensor)[:30]}` is floating (int() truncates it) or integral")
+        return text  # item() and float(): the same value, as a 0-d tensor
+
+    def _check_use(self, ctx: FixContext, signatures: Signatures, operation: ast.BinOp, operand: ast.expr) -> None:
+        other = operation.right if operation.left is operand else operation.left
+        if ctx.kind(other) not in TENSOR_KINDS:
+            raise _decline("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is not a tensor")
+        if not signatures.is_floating(signatures.of(other).dtype):
+            raise _decline(
+                "dtype-unknown",
+                f"cannot prove `{ctx.code(other)[:30]}` is floating point; with an integer tensor the result dtype could change",
+            )
+        if ctx.kind(operation) not in TENSOR_KINDS:
+            raise _decline("used-as-number", "the arithmetic result is not a tensor")
+
+    def _check_variable(self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str) -> None:
+        uses = [
+            n
+            for n in ast.walk(function)
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno >= statement.lineno
+            and not any(n is t for t in ast.walk(statement))
+        ]
+        stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if len(stores) != 1:
+            raise _decline("reassigned", f"`{name}` is assigned more than once in the function")
+        if not uses:
+            raise _decline("unused", f"`{name}` is never used")
+        for use in uses:
+            parent = ctx.parent(use)
+            if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
+                raise _decline("used-as-number", f"`{name}` is used on line {use.lineno} where a tensor would not do")
+            self._check_use(ctx, signatures, parent, use)

@@ -1,0 +1,145 @@
+"""Unsafe fixes: they remove the break by changing something observable, so they are only applied
+when asked for (`--unsafe-fixes`, or one quick fix at a time) and their titles say what changes.
+
+- Side effects (print, logging, Logger methods, warnings) guarded by
+  `if not torch.compiler.is_compiling():` - they then run in eager mode only (taxonomy P01b).
+- `torch._dynamo.graph_break()` removed - it may be there on purpose.
+- Module-level dynamo config flags: `capture_scalar_outputs` (scalars traced as symbolic numbers,
+  P03b/P08/P43/P62) and `capture_dynamic_output_shape_ops` (nonzero, masks, unique, P24b). They
+  change dynamo's behaviour for the whole process, and later Python use of a captured scalar
+  (`if s > 0`) still breaks.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from ...analysis.symbols import SCALAR_FLAG, SHAPE_FLAG
+from ...findings import Edit, Finding, Span
+from ..context import FixContext
+from ..model import DeclineError, Fix, Safety
+
+
+def _decline(key: str, reason: str) -> DeclineError:
+    return DeclineError(key, reason)
+
+
+def _call_statement(ctx: FixContext, finding: Finding) -> tuple[ast.Call, ast.Expr, ast.FunctionDef]:
+    call = ctx.node_for(finding, (ast.Call,))
+    if not isinstance(call, ast.Call):
+        raise _decline("no-node", "could not find the call in the source")
+    statement = ctx.parent(call)
+    if not (isinstance(statement, ast.Expr) and statement.value is call):
+        raise _decline("not-a-statement", "the call's result is used, so it cannot be skipped")
+    function = ctx.function_of(call)
+    if function is None:
+        raise _decline("not-in-function", "the call is not inside a function")
+    parent = ctx.parent(statement)
+    siblings = [s for f in ("body", "orelse", "finalbody") for s in (getattr(parent, f, None) or [])]
+    if any(s is not statement and s.lineno == statement.lineno for s in siblings):
+        raise _decline("shared-line", "the call shares its line with other statements")
+    return call, statement, function  # type: ignore[return-value]
+
+
+class EagerOnlyFixer:
+    """print / logging / Logger / warnings -> only outside torch.compile."""
+
+    codes = frozenset({"GM301", "GM305", "GM306", "GM307"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        call, statement, function = _call_statement(ctx, finding)
+        torch = ctx.torch_name()
+        guard = f"not {torch}.compiler.is_compiling()"
+        what = ctx.code(call.func)
+        parent = ctx.parent(statement)
+        if isinstance(parent, ast.If) and len(parent.body) == 1 and not parent.orelse and parent.body[0] is statement:
+            # `if <tensor test>: print(...)`: guard the test too, so that under compile the `and`
+            # short-circuits before the data-dependent test (no break for the `if` either).
+            target_if = ctx.cst_node(function, parent, cst.If)
+            test = cst.parse_expression(f"{guard} and ({ctx.code(parent.test)})" if isinstance(parent.test, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else f"{guard} and {ctx.code(parent.test)}")
+            edits = [ctx.rewrite(function, {target_if.test: test})]
+            title = f"Run `{what}(...)` and the test before it only outside torch.compile (they no longer run in compiled code)"
+            return self._fix(ctx, finding, edits, title)
+        target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
+        if len(target.body) != 1:
+            raise _decline("shared-line", "the call shares its line with other statements")
+        guarded = cst.parse_statement(f"if {guard}:\n    {ctx.code(call)}\n")
+        guarded = guarded.with_changes(
+            leading_lines=target.leading_lines,
+            body=guarded.body.with_changes(body=[target.with_changes(leading_lines=())]),  # keep the original call verbatim
+        )
+        edits = [ctx.rewrite(function, {target: guarded})]
+        return self._fix(ctx, finding, edits, f"Run `{what}(...)` only outside torch.compile (it no longer runs in compiled code)")
+
+    def _fix(self, ctx: FixContext, finding: Finding, edits: list, title: str) -> Fix:
+        import_edit = ctx.import_edit()
+        if import_edit is not None:
+            edits.append(import_edit)
+        return Fix(finding, title, Safety.UNSAFE, tuple(edits))
+
+
+class RemoveGraphBreakFixer:
+    codes = frozenset({"GM501"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        call, statement, function = _call_statement(ctx, finding)
+        target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
+        if len(target.body) != 1:
+            raise _decline("shared-line", "the call shares its line with other statements")
+        parent = ctx.parent(statement)
+        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
+        replacement: cst.CSTNode | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
+        if len(block) == 1:
+            replacement = cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines)
+        edits = [ctx.rewrite(function, {target: replacement})]
+        return Fix(finding, "Remove the explicit graph break (it may be there on purpose)", Safety.UNSAFE, tuple(edits))
+
+
+_FLAG_FOR = {
+    "GM201": SCALAR_FLAG,
+    "GM203": SCALAR_FLAG,
+    "GM205": SCALAR_FLAG,
+    "GM206": SCALAR_FLAG,
+    "GM401": SHAPE_FLAG,
+    "GM402": SHAPE_FLAG,
+    "GM403": SHAPE_FLAG,
+    "GM404": SHAPE_FLAG,
+    "GM405": SHAPE_FLAG,
+    "GM406": SHAPE_FLAG,
+}
+
+
+_FLAG_COMMENT = {
+    SCALAR_FLAG: "Trace .item(), int(t) and tensor sizes as symbolic numbers instead of breaking the graph",
+    SHAPE_FLAG: "Trace nonzero, boolean masks and unique with data-dependent shapes instead of breaking the graph",
+}
+
+
+class ConfigFlagFixer:
+    codes = frozenset(_FLAG_FOR)
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        flag = _FLAG_FOR[finding.code]
+        if flag in ctx.index.dynamo_flags:
+            raise _decline("flag-already-set", f"`torch._dynamo.config.{flag}` is already set in this module")
+        if finding.code == "GM205":
+            node = ctx.node_for(finding, (ast.Subscript,))
+            parts = node.slice.elts if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) else [getattr(node, "slice", None)]
+            if not any(isinstance(p, ast.Slice) for p in parts):
+                raise _decline(
+                    "flag-makes-error",
+                    "with capture_scalar_outputs a tensor used as a list or integer index is a compile error instead of a break",
+                )
+        torch = ctx.torch_name()
+        import_edit = ctx.import_edit()
+        line = ctx.after_imports_line()
+        why = _FLAG_COMMENT[flag]
+        text = (import_edit.new_text if import_edit is not None else "") + f"# {why} (set by graphmend)\n{torch}._dynamo.config.{flag} = True\n"
+        edit = Edit(Span(line, 0, line, 0), text)
+        title = f"Set torch._dynamo.config.{flag} = True in this module (changes dynamo's behaviour for the whole process)"
+        return Fix(finding, title, Safety.UNSAFE, (edit,), full=False)

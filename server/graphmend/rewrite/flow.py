@@ -1,0 +1,170 @@
+"""Where names are bound and read, around one statement of a function (conservative, syntactic).
+
+`defined_before` must not say yes unless every path to the statement binds the name;
+`read_after` must not say no unless no later statement (or, inside a loop, no statement of the
+loop) can read it. Both err on the side that makes a fixer decline.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from .context import FixContext
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+
+
+def _bound_names(target: ast.AST) -> Iterable[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _bound_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _bound_names(target.value)
+
+
+def binds(stmt: ast.stmt) -> set[str]:
+    """Names a statement binds on every path through it (compound statements: none, to be safe,
+    except an if/else that binds the name in both branches)."""
+    if isinstance(stmt, ast.Assign):
+        return {name for target in stmt.targets for name in _bound_names(target)}
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(stmt, ast.AnnAssign) or stmt.value is not None):
+        return set(_bound_names(stmt.target))
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {(alias.asname or alias.name).split(".")[0] for alias in stmt.names}
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, ast.If) and stmt.orelse:
+        return _block_binds(stmt.body) & _block_binds(stmt.orelse)
+    if isinstance(stmt, ast.With):
+        names = {n for item in stmt.items if item.optional_vars is not None for n in _bound_names(item.optional_vars)}
+        return names | _block_binds(stmt.body)
+    return set()
+
+
+def _block_binds(body: list[ast.stmt]) -> set[str]:
+    names: set[str] = set()
+    for stmt in body:
+        names |= binds(stmt)
+    return names
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    args = function.args
+    names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+    return names
+
+
+def _containing_block(ctx: FixContext, stmt: ast.stmt) -> tuple[ast.AST, list[ast.stmt]] | None:
+    parent = ctx.parent(stmt)
+    if parent is None:
+        return None
+    for field in _BLOCK_FIELDS:
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is stmt for s in block):
+            return parent, block
+    for handler in getattr(parent, "handlers", ()):
+        if any(s is stmt for s in handler.body):
+            return handler, handler.body
+    return None
+
+
+def defined_before(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
+    """Whether `name` is bound on every path that reaches `stmt` (inside its function)."""
+    function = ctx.function_of(stmt)
+    current: ast.stmt = stmt
+    while True:
+        found = _containing_block(ctx, current)
+        if found is None:
+            return False
+        parent, block = found
+        for earlier in block:
+            if earlier is current:
+                break
+            if name in binds(earlier):
+                return True
+        if parent is function:
+            return name in _parameters(function)  # type: ignore[arg-type]
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and name in set(_bound_names(parent.target)):
+            return True
+        if isinstance(parent, ast.stmt):
+            current = parent
+        elif isinstance(parent, ast.ExceptHandler):
+            current = ctx.parent(parent)  # type: ignore[assignment]
+        else:
+            return False
+
+
+def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return True
+            if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef)) and node is not root:
+                # a closure may read it whenever it is called
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                    return True
+    return False
+
+
+def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
+    """Whether `name` may be read after `stmt` runs (later statements, or the next loop iteration)."""
+    function = ctx.function_of(stmt)
+    current: ast.stmt = stmt
+    while True:
+        found = _containing_block(ctx, current)
+        if found is None:
+            return True
+        parent, block = found
+        index = next(i for i, s in enumerate(block) if s is current)
+        if _reads(block[index + 1 :], name):
+            return True
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and _reads([parent], name):
+            return True  # read again on the next iteration
+        if parent is function:
+            return False
+        if isinstance(parent, ast.ExceptHandler):
+            parent = ctx.parent(parent)  # type: ignore[assignment]
+        if not isinstance(parent, ast.stmt):
+            return True
+        current = parent
+
+
+def reaching_definition(ctx: FixContext, stmt: ast.stmt, name: str) -> ast.expr | None:
+    """The value of the last `name = value` before `stmt` on every path to it, if that is the
+    nearest binding of `name` (any other binding, or one inside a nested block, gives None)."""
+    function = ctx.function_of(stmt)
+    current: ast.stmt = stmt
+    while True:
+        found = _containing_block(ctx, current)
+        if found is None:
+            return None
+        parent, block = found
+        index = next(i for i, s in enumerate(block) if s is current)
+        for earlier in reversed(block[:index]):
+            if isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and isinstance(earlier.targets[0], ast.Name):
+                if earlier.targets[0].id == name:
+                    return earlier.value
+                continue
+            if name in _assigned_anywhere(earlier):
+                return None  # bound some other way, or only on some paths
+        if parent is function or not isinstance(parent, (ast.stmt, ast.ExceptHandler)):
+            return None
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and name in _assigned_anywhere(parent):
+            return None  # the loop may change it between iterations
+        current = parent if isinstance(parent, ast.stmt) else ctx.parent(parent)  # type: ignore[assignment]
+
+
+def _assigned_anywhere(stmt: ast.AST) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names

@@ -1,0 +1,338 @@
+"""Symbolic dtype and shape of a tensor expression, to prove two branches produce the same type.
+
+`torch.where(c, a, b)` promotes `a` and `b` to a common dtype and broadcasts their shapes: when
+the branches differ (an int64 branch and a float32 one, a (3,) and a (1,) one), the rewrite
+silently changes the result (taxonomy §2.1, demos d3 and d4). So the fixer requires the two
+signatures below to be *identical*, computed without knowing any concrete dtype or shape:
+
+- names stand for themselves: `x` has dtype `dtype(x)` and shape `shape(x)`;
+- elementwise operations keep their operand's shape; a Python int keeps the dtype except of a
+  bool tensor (`int_arith(dtype(x))`), a Python float keeps it only for floating tensors
+  (`float_of(dtype(x))`); two tensors promote and broadcast (`promote{...}`, `broadcast{...}`);
+- `x.float()`, `.to(torch.float16)`, comparisons give known dtypes; facts about names (a name
+  assigned from `torch.softmax(...)` is floating) simplify `float_of(...)`.
+
+So `y + 1` and `y - 1` have the same signature whatever `y` is; `y / 2` and `y` only when `y` is
+known to be floating. Anything not understood is UNKNOWN, and UNKNOWN never equals anything.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .context import FixContext
+from .flow import reaching_definition
+
+UNKNOWN = ("unknown",)
+SCALAR_SHAPE = ("scalar",)
+FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
+_DTYPE_NAMES = {
+    "float": "float32", "float32": "float32", "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+    "float64": "float64", "double": "float64", "long": "int64", "int64": "int64", "int": "int32", "int32": "int32",
+    "bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int16", "short": "int16",
+}
+# Elementwise functions that keep the dtype of their (first) tensor argument.
+SAME_DTYPE = frozenset(
+    {
+        "neg", "negative", "abs", "relu", "relu6", "clamp", "clip", "clamp_min", "clamp_max", "round", "floor",
+        "ceil", "trunc", "sign", "square", "contiguous", "clone", "detach", "flip", "roll", "tril", "triu",
+        "masked_fill", "maximum", "minimum", "fmax", "fmin", "leaky_relu", "hardtanh", "cumsum", "cumprod",
+        "nan_to_num", "where",
+    }
+)
+# Elementwise functions that produce a floating result (float_of the argument's dtype).
+FLOAT_RESULT = frozenset(
+    {
+        "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sigmoid", "tanh", "sin", "cos", "tan",
+        "asin", "acos", "atan", "sinh", "cosh", "erf", "erfinv", "reciprocal", "gelu", "silu", "mish", "softplus",
+        "softmax", "log_softmax", "normalize", "elu", "selu", "celu", "hardswish", "hardsigmoid", "logsigmoid",
+        "exp2", "sinc", "atanh", "asinh", "acosh", "softsign", "tanhshrink",
+    }
+)
+_REDUCTIONS = frozenset(
+    {
+        "sum", "prod", "nansum", "mean", "nanmean", "std", "var", "norm", "logsumexp", "max", "min", "amax",
+        "amin", "median", "argmax", "argmin", "count_nonzero", "any", "all",
+    }
+)
+# torch.nn layers whose output is floating point (the dtype of their weights).
+FLOAT_MODULES = frozenset(
+    {
+        "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+        "Embedding", "LayerNorm", "GroupNorm", "RMSNorm",
+    }
+)
+# Shape-preserving functions among the above (softmax along a dim keeps the shape; so do all
+# elementwise ones). `where`/`maximum` broadcast their operands.
+_BROADCASTING = frozenset({"maximum", "minimum", "fmax", "fmin", "where"})
+
+
+@dataclass(frozen=True)
+class Sig:
+    dtype: tuple
+    shape: tuple
+
+
+def _promote(*dtypes: tuple) -> tuple:
+    flat: set[tuple] = set()
+    for dtype in dtypes:
+        if dtype == UNKNOWN:
+            return UNKNOWN
+        flat |= set(dtype[1]) if dtype[0] == "promote" else {dtype}
+    if len(flat) == 1:
+        return next(iter(flat))
+    return ("promote", frozenset(flat))
+
+
+def _broadcast(*shapes: tuple) -> tuple:
+    flat: set[tuple] = set()
+    for shape in shapes:
+        if shape == UNKNOWN:
+            return UNKNOWN
+        if shape == SCALAR_SHAPE:
+            continue  # a 0-d operand broadcasts to anything without changing it
+        flat |= set(shape[1]) if shape[0] == "broadcast" else {shape}
+    if not flat:
+        return SCALAR_SHAPE
+    if len(flat) == 1:
+        return next(iter(flat))
+    return ("broadcast", frozenset(flat))
+
+
+def _float_of(dtype: tuple) -> tuple:
+    if dtype == UNKNOWN or dtype[0] == "float_of":
+        return dtype
+    if dtype[0] == "const":
+        return dtype if dtype[1] in FLOATS else ("const", "float32")
+    return ("float_of", dtype)
+
+
+def _int_arith(dtype: tuple) -> tuple:
+    if dtype == UNKNOWN or dtype[0] in ("float_of", "int_arith"):
+        return dtype
+    if dtype[0] == "const":
+        return ("const", "int64") if dtype[1] == "bool" else dtype
+    return ("int_arith", dtype)
+
+
+class Signatures:
+    """Computes Sig for expressions of one function.
+
+    A name is followed to its reaching definition (`y = x * 2` makes `y + 1` the signature of
+    `x * 2 + 1`), so facts propagate; a name without one (a parameter, a loop variable) stands for
+    itself, and is floating when `floating` says so (a `torch.FloatTensor` annotation)."""
+
+    def __init__(self, ctx: FixContext, floating: set[str] | None = None, at: ast.stmt | None = None) -> None:
+        self.ctx = ctx
+        self.floating = floating or set()  # names known to hold floating-point tensors
+        self.at = at  # where synthetic nodes (no position) are evaluated
+        self._expanding: set[int] = set()
+
+    def of(self, node: ast.AST) -> Sig:
+        method = getattr(self, f"_{type(node).__name__}", None)
+        return method(node) if method is not None else Sig(UNKNOWN, UNKNOWN)
+
+    def is_floating(self, dtype: tuple) -> bool:
+        """Known to be a floating-point dtype (whatever its width)."""
+        if dtype[0] in ("float_of", "float_module"):
+            return True
+        if dtype[0] == "const":
+            return dtype[1] in FLOATS
+        if dtype[0] == "of":
+            return dtype[1] in self.floating
+        if dtype[0] == "promote":
+            return any(self.is_floating(d) for d in dtype[1])  # float wins a promotion with ints
+        if dtype[0] in ("int_arith", "sum_of"):
+            return self.is_floating(dtype[1])
+        return False
+
+    def equal_shapes(self, a: Sig, b: Sig) -> bool:
+        return UNKNOWN not in (a.shape, b.shape) and a.shape == b.shape
+
+    def equal(self, a: Sig, b: Sig) -> bool:
+        return UNKNOWN not in (a.dtype, a.shape, b.dtype, b.shape) and self._norm(a.dtype) == self._norm(b.dtype) and a.shape == b.shape
+
+    def _norm(self, dtype: tuple) -> tuple:
+        """Simplify with what is known: float_of(d) and int_arith(d) are d when d is floating."""
+        if dtype[0] in ("float_of", "int_arith"):
+            inner = self._norm(dtype[1])
+            if self.is_floating(inner):
+                return inner
+            if dtype[0] == "int_arith" and inner[0] == "const" and inner[1] != "bool":
+                return inner
+            return (dtype[0], inner)
+        if dtype[0] == "promote":
+            parts = frozenset(self._norm(d) for d in dtype[1])
+            return next(iter(parts)) if len(parts) == 1 else ("promote", parts)
+        if dtype[0] == "sum_of":
+            inner = self._norm(dtype[1])
+            if self.is_floating(inner):
+                return inner
+            if inner[0] == "const":
+                return ("const", "int64")
+            return ("sum_of", inner)
+        return dtype
+
+    # -- leaves -------------------------------------------------------------------------------
+    def _Name(self, node: ast.Name) -> Sig:
+        statement = self.ctx.statement_of(node) if hasattr(node, "lineno") else self.at
+        if statement is not None and len(self._expanding) < 12:
+            value = reaching_definition(self.ctx, statement, node.id)
+            if value is not None and id(value) not in self._expanding:
+                self._expanding.add(id(value))
+                try:
+                    found = self.of(value)
+                finally:
+                    self._expanding.discard(id(value))
+                # What the definition does not tell (a module output's shape) the name still
+                # identifies: the same name read at the same point is the same tensor.
+                return Sig(
+                    found.dtype if found.dtype != UNKNOWN else ("of", node.id),
+                    found.shape if found.shape != UNKNOWN else ("of", node.id),
+                )
+        return Sig(("of", node.id), ("of", node.id))
+
+    def _Attribute(self, node: ast.Attribute) -> Sig:
+        text = self.ctx.code(node)
+        return Sig(("of", text), ("of", text))  # self.weight, module.bias: opaque but stable
+
+    def _Constant(self, node: ast.Constant) -> Sig:
+        if isinstance(node.value, bool):
+            return Sig(("py", "bool"), SCALAR_SHAPE)
+        if isinstance(node.value, int):
+            return Sig(("py", "int"), SCALAR_SHAPE)
+        if isinstance(node.value, float):
+            return Sig(("py", "float"), SCALAR_SHAPE)
+        return Sig(UNKNOWN, UNKNOWN)
+
+    # -- operators ----------------------------------------------------------------------------
+    def _UnaryOp(self, node: ast.UnaryOp) -> Sig:
+        operand = self.of(node.operand)
+        if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return operand
+        return Sig(UNKNOWN, UNKNOWN)
+
+    def _BinOp(self, node: ast.BinOp) -> Sig:
+        left, right = self.of(node.left), self.of(node.right)
+        if isinstance(node.op, ast.MatMult):
+            return Sig(_promote(left.dtype, right.dtype), UNKNOWN)
+        dtype = self._arith(left.dtype, right.dtype, true_division=isinstance(node.op, ast.Div))
+        return Sig(dtype, _broadcast(left.shape, right.shape))
+
+    def _arith(self, left: tuple, right: tuple, true_division: bool = False) -> tuple:
+        if UNKNOWN in (left, right):
+            return UNKNOWN
+        if left[0] == "py" and right[0] == "py":
+            return UNKNOWN  # Python arithmetic: not a tensor at all
+        if left[0] == "py" or right[0] == "py":
+            scalar, tensor = (left, right) if left[0] == "py" else (right, left)
+            result = _float_of(tensor) if scalar[1] == "float" else _int_arith(tensor)
+        else:
+            result = _promote(left, right)
+        return _float_of(result) if true_division else result
+
+    def _Compare(self, node: ast.Compare) -> Sig:
+        if not all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)) for op in node.ops):
+            return Sig(UNKNOWN, UNKNOWN)
+        shapes = [self.of(node.left).shape] + [self.of(c).shape for c in node.comparators]
+        return Sig(("const", "bool"), _broadcast(*shapes))
+
+    # -- calls --------------------------------------------------------------------------------
+    def _Call(self, node: ast.Call) -> Sig:
+        func = node.func
+        name = self.ctx.qualname(func)
+        if name is not None and name.startswith("torch."):
+            return self._function(name.rsplit(".", 1)[1], node)
+        if isinstance(func, ast.Attribute) and name is None:
+            if isinstance(func.value, ast.Name) and func.value.id == "self":
+                layer = self._self_module(node, func.attr)
+                if layer in FLOAT_MODULES:  # the output has the (floating) dtype of the weights
+                    return Sig(("float_module", func.attr), UNKNOWN)
+            receiver = self.of(func.value)
+            return self._method(func.attr, receiver, node)
+        return Sig(UNKNOWN, UNKNOWN)
+
+    def _self_module(self, node: ast.AST, attr: str) -> str | None:
+        function = self.ctx.function_of(node)
+        owner = self.ctx.index.owner.get(id(function)) if function is not None else None
+        return owner.attr_torch_classes.get(attr) if owner is not None else None
+
+    def _dtype_argument(self, node: ast.AST) -> tuple:
+        name = self.ctx.qualname(node)
+        if name is not None and name.startswith("torch.") and name[6:] in _DTYPE_NAMES:
+            return ("const", _DTYPE_NAMES[name[6:]])
+        return UNKNOWN
+
+    def _method(self, method: str, receiver: Sig, node: ast.Call) -> Sig:
+        if method in ("float", "double", "half", "bfloat16", "long", "int", "bool", "short") and not node.args:
+            return Sig(("const", _DTYPE_NAMES[method]), receiver.shape)
+        if method == "to" and len(node.args) == 1 and not node.keywords:
+            dtype = self._dtype_argument(node.args[0])
+            return Sig(dtype, receiver.shape) if dtype != UNKNOWN else Sig(UNKNOWN, UNKNOWN)
+        if method == "type_as" and len(node.args) == 1:
+            return Sig(self.of(node.args[0]).dtype, receiver.shape)
+        return self._elementwise(method, receiver, node, offset=0)
+
+    def _function(self, leaf: str, node: ast.Call) -> Sig:
+        if not node.args:
+            return Sig(UNKNOWN, UNKNOWN)
+        first = self.of(node.args[0])
+        if leaf in ("zeros_like", "ones_like", "empty_like") and len(node.args) == 1:
+            dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            dtype = self._dtype_argument(dtype_kw) if dtype_kw is not None else first.dtype
+            return Sig(dtype, first.shape)
+        if leaf == "where" and len(node.args) == 3:
+            a, b = self.of(node.args[1]), self.of(node.args[2])
+            return Sig(self._arith(a.dtype, b.dtype) if "py" in (a.dtype[0], b.dtype[0]) else _promote(a.dtype, b.dtype),
+                       _broadcast(first.shape, a.shape, b.shape))
+        return self._elementwise(leaf, first, node, offset=1)
+
+    def _reduction(self, name: str, first: Sig, node: ast.Call, offset: int) -> Sig | None:
+        """Full reductions (no dim): a 0-d result. sum/prod widen integers to int64."""
+        if name not in _REDUCTIONS:
+            return None
+        has_dim = len(node.args) > offset or any(k.arg in ("dim", "axis", "keepdim") for k in node.keywords)
+        shape = UNKNOWN if has_dim else SCALAR_SHAPE
+        if name in ("mean", "std", "var", "norm", "logsumexp", "nanmean"):
+            return Sig(_float_of(first.dtype), shape)
+        if name in ("sum", "prod", "nansum"):
+            return Sig(("sum_of", first.dtype) if first.dtype != UNKNOWN else UNKNOWN, shape)
+        if name in ("argmax", "argmin", "count_nonzero"):
+            return Sig(("const", "int64"), shape)
+        if name in ("any", "all"):
+            return Sig(("const", "bool"), shape)
+        return Sig(first.dtype, shape)  # max, min, amax, amin, median
+
+    def _elementwise(self, name: str, first: Sig, node: ast.Call, offset: int) -> Sig:
+        reduced = self._reduction(name, first, node, offset)
+        if reduced is not None:
+            return reduced
+        extra = [self.of(a) for a in node.args[offset:]]
+        if name in ("softmax", "log_softmax", "normalize", "cumsum", "cumprod"):
+            extra = []  # the other positional arguments are dims
+        if name in ("add", "sub", "mul", "subtract", "multiply") and extra:
+            return Sig(self._arith(first.dtype, extra[0].dtype), _broadcast(first.shape, extra[0].shape))
+        if name in ("div", "divide", "true_divide") and extra and not any(k.arg == "rounding_mode" for k in node.keywords):
+            return Sig(_float_of(self._arith(first.dtype, extra[0].dtype)), _broadcast(first.shape, extra[0].shape))
+        if name in SAME_DTYPE:
+            shapes = [first.shape] + ([e.shape for e in extra] if name in _BROADCASTING else [])
+            dtypes = [first.dtype] + ([e.dtype for e in extra if e.dtype[0] != "py"] if name in _BROADCASTING else [])
+            if name == "clamp" or name == "clip":  # tensor bounds would promote
+                if any(e.dtype[0] not in ("py",) for e in extra):
+                    return Sig(UNKNOWN, UNKNOWN)
+            return Sig(_promote(*dtypes), _broadcast(*shapes))
+        if name in FLOAT_RESULT:
+            return Sig(_float_of(first.dtype), first.shape)
+        return Sig(UNKNOWN, UNKNOWN)
+
+
+def floating_names(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, before: ast.stmt | None = None) -> set[str]:
+    """Parameters annotated with a floating-point tensor type (`hidden_states: torch.FloatTensor`).
+    Everything else is learnt by following definitions."""
+    floating: set[str] = set()
+    for arg in function.args.posonlyargs + function.args.args + function.args.kwonlyargs:
+        name = ctx.qualname(arg.annotation) if arg.annotation is not None else None
+        if name in ("torch.FloatTensor", "torch.HalfTensor", "torch.DoubleTensor", "torch.BFloat16Tensor"):
+            floating.add(arg.arg)
+    return floating
