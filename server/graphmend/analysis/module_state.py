@@ -82,9 +82,34 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     torch_name = index.qualname(value.func)
                     if torch_name is not None and torch_name.startswith("torch.nn.") and torch_name.count(".") == 2:
                         info.attr_torch_classes[target.attr] = torch_name.rsplit(".", 1)[1]
+                        if _preserves_shape(torch_name.rsplit(".", 1)[1], value):
+                            info.attr_shape_preserving.add(target.attr)
+                        else:
+                            info.attr_shape_preserving.discard(target.attr)
                 element = _container_element_class(index, value)
                 if element is not None:
                     _add_element_class(info, target.attr, element)
+
+
+# torch.nn layers whose output has the shape of their (first) input.
+_SHAPE_PRESERVING_LAYERS = frozenset(
+    {
+        "LayerNorm", "GroupNorm", "RMSNorm", "Identity", "Dropout", "ReLU", "ReLU6", "GELU", "SiLU", "Mish", "Tanh",
+        "Sigmoid", "Softmax", "LogSoftmax", "Softplus", "ELU", "LeakyReLU", "Hardswish", "Hardsigmoid", "Softsign",
+        "Tanhshrink",
+    }
+)
+
+
+def _preserves_shape(torch_class: str, call: ast.Call) -> bool:
+    """Whether `self.<attr>(x)` has the shape of `x`: shape-preserving layers, and a square
+    `nn.Linear(d, d)` (the same expression for in and out features)."""
+    if torch_class in _SHAPE_PRESERVING_LAYERS:
+        return True
+    if torch_class != "Linear":
+        return False
+    sizes = list(call.args[:2]) + [k.value for k in call.keywords if k.arg in ("in_features", "out_features")]
+    return len(sizes) == 2 and ast.dump(sizes[0]) == ast.dump(sizes[1])
 
 
 def _add_element_class(info: ClassInfo, attr: str, name: str) -> None:

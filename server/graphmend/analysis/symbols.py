@@ -58,6 +58,8 @@ class ClassInfo:
     attr_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # self.<attr> = nn.Linear(...): the torch.nn class name (the rewrites need to know it is pure)
     attr_torch_classes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> = nn.Linear(d, d), nn.LayerNorm(...), nn.GELU(): output shape == input shape
+    attr_shape_preserving: set[str] = field(default_factory=set)
     # self.<attr> = nn.ModuleList([InFileClass(...) for ...]) or .append(...)s: the element classes
     attr_element_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     is_module: bool = False

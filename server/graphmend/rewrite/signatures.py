@@ -50,6 +50,13 @@ FLOAT_RESULT = frozenset(
         "exp2", "sinc", "atanh", "asinh", "acosh", "softsign", "tanhshrink",
     }
 )
+_FACTORIES = frozenset({"zeros", "ones", "empty", "full", "tensor", "arange", "as_tensor", "scalar_tensor"})
+
+
+def _is_empty_tuple(node: ast.AST) -> bool:
+    return isinstance(node, (ast.Tuple, ast.List)) and not node.elts
+
+
 _REDUCTIONS = frozenset(
     {
         "sum", "prod", "nansum", "mean", "nanmean", "std", "var", "norm", "logsumexp", "max", "min", "amax",
@@ -63,6 +70,8 @@ FLOAT_MODULES = frozenset(
         "Embedding", "LayerNorm", "GroupNorm", "RMSNorm",
     }
 )
+# Layers that return their input's dtype (outside autocast, like the functions above).
+_SAME_DTYPE_LAYERS = frozenset({"Identity", "Dropout", "ReLU", "ReLU6", "LeakyReLU", "Tanh", "Sigmoid", "GELU", "SiLU"})
 # Shape-preserving functions among the above (softmax along a dim keeps the shape; so do all
 # elementwise ones). `where`/`maximum` broadcast their operands.
 _BROADCASTING = frozenset({"maximum", "minimum", "fmax", "fmin", "where"})
@@ -247,8 +256,11 @@ class Signatures:
         if isinstance(func, ast.Attribute) and name is None:
             if isinstance(func.value, ast.Name) and func.value.id == "self":
                 layer = self._self_module(node, func.attr)
+                shape = self._layer_shape(node, func.attr)
                 if layer in FLOAT_MODULES:  # the output has the (floating) dtype of the weights
-                    return Sig(("float_module", func.attr), UNKNOWN)
+                    return Sig(("float_module", func.attr), shape)
+                if layer in _SAME_DTYPE_LAYERS and node.args:
+                    return Sig(self.of(node.args[0]).dtype, shape)
             receiver = self.of(func.value)
             return self._method(func.attr, receiver, node)
         return Sig(UNKNOWN, UNKNOWN)
@@ -258,7 +270,17 @@ class Signatures:
         owner = self.ctx.index.owner.get(id(function)) if function is not None else None
         return owner.attr_torch_classes.get(attr) if owner is not None else None
 
+    def _layer_shape(self, node: ast.Call, attr: str) -> tuple:
+        """`self.norm(x)`, `self.square_linear(x)`: the shape of `x`; otherwise unknown."""
+        function = self.ctx.function_of(node)
+        owner = self.ctx.index.owner.get(id(function)) if function is not None else None
+        if owner is None or attr not in owner.attr_shape_preserving or len(node.args) != 1 or node.keywords:
+            return UNKNOWN
+        return self.of(node.args[0]).shape
+
     def _dtype_argument(self, node: ast.AST) -> tuple:
+        if isinstance(node, ast.Attribute) and node.attr == "dtype":  # .to(hidden.dtype)
+            return self.of(node.value).dtype
         name = self.ctx.qualname(node)
         if name is not None and name.startswith("torch.") and name[6:] in _DTYPE_NAMES:
             return ("const", _DTYPE_NAMES[name[6:]])
@@ -275,6 +297,11 @@ class Signatures:
         return self._elementwise(method, receiver, node, offset=0)
 
     def _function(self, leaf: str, node: ast.Call) -> Sig:
+        if leaf in _FACTORIES:
+            dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            dtype = self._dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN
+            shape = SCALAR_SHAPE if leaf in ("zeros", "ones", "empty", "full") and node.args and _is_empty_tuple(node.args[0]) else UNKNOWN
+            return Sig(dtype, shape)
         if not node.args:
             return Sig(UNKNOWN, UNKNOWN)
         first = self.of(node.args[0])

@@ -13,6 +13,7 @@ from .masked import MaskedReductionFixer
 from .scalars import ScalarFixer
 from .unsafe import ConfigFlagFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
+from .while_loop import WhileLoopFixer
 
 
 class Fixer(Protocol):
@@ -24,6 +25,7 @@ class Fixer(Protocol):
 
 ALL_FIXERS: tuple[Fixer, ...] = (
     WhereFixer(),
+    WhileLoopFixer(),
     ScalarFixer(),
     MaskedReductionFixer(),
     EagerOnlyFixer(),

@@ -48,6 +48,9 @@ class _Branch:
     values: dict[str, ast.expr] = field(default_factory=dict)
 
 
+COND_TITLE = "Select with torch.cond instead of branching on a tensor (only the chosen branch runs)"
+
+
 def _decline(key: str, reason: str) -> DeclineError:
     return DeclineError(key, reason)
 
@@ -100,6 +103,45 @@ def where_call(torch: str, condition: str, true_value: str, false_value: str) ->
         return one_line
     arguments = "".join(f"    {textwrap.indent(a, '    ').lstrip()},\n" for a in (condition, true_value, false_value))
     return f"{torch}.where(\n{arguments})"
+
+
+def cond_call(torch: str, condition: str, true_value: str, false_value: str) -> str:
+    one_line = f"{torch}.cond({condition}, lambda: {true_value}, lambda: {false_value})"
+    if len(one_line) <= WIDTH and "\n" not in one_line:
+        return one_line
+    arguments = "".join(
+        f"    {textwrap.indent(a, '    ').lstrip()},\n" for a in (condition, f"lambda: {true_value}", f"lambda: {false_value}")
+    )
+    return f"{torch}.cond(\n{arguments})"
+
+
+# Layers and operations whose cost makes evaluating both branches wasteful.
+_COSTLY_FUNCTIONS = frozenset(
+    {"matmul", "bmm", "mm", "einsum", "linear", "conv1d", "conv2d", "conv3d", "scaled_dot_product_attention", "baddbmm"}
+)
+
+
+def _costly(ctx: FixContext, value: ast.expr) -> bool:
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            return True
+        if not isinstance(node, ast.Call):
+            continue
+        name = ctx.qualname(node.func)
+        if name is not None and name.rsplit(".", 1)[1] in _COSTLY_FUNCTIONS:
+            return True
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            function = ctx.function_of(node)
+            owner = ctx.index.owner.get(id(function)) if function is not None else None
+            if owner is not None and owner.attr_torch_classes.get(func.attr) in _PARAMETRIC_LAYERS:
+                return True
+    return False
+
+
+_PARAMETRIC_LAYERS = frozenset(
+    {"Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Embedding"}
+)
 
 
 def _with_import(ctx: FixContext, finding: Finding, edits: list, title: str) -> Fix:
@@ -235,6 +277,7 @@ class _IfRewrite:
         self.statement = statement
         self.torch = ctx.torch_name()
         self.signatures = Signatures(ctx, floating_names(ctx, function), at=statement)
+        self.uses_cond = False
 
     def build(self) -> Fix:
         ctx = self.ctx
@@ -245,10 +288,15 @@ class _IfRewrite:
         if self._is_return_form(branches):
             has_else = branches[-1].test is None
             if not has_else:
-                if prefix is not None:
-                    raise _decline("static-prefix-return", "an early return under a Python-level condition is left as is")
-                fallthrough = self._fallthrough_return()
-                branches.append(_Branch(None, [fallthrough]))
+                follower = self._fallthrough_return()
+                branches.append(_Branch(None, [follower]))
+                if prefix is None:
+                    fallthrough = follower  # replaced too: the where covers both returns
+                elif len(branches) > 2:
+                    raise _decline("static-prefix-return", "an elif chain of early returns under a Python-level condition")
+                # with a Python-level prefix the final return stays for the path where it is false:
+                #   if P: return where(T, A, B)
+                #   return B
             code = self._return_code(branches)
         else:
             code = self._assignment_code(branches)
@@ -413,6 +461,19 @@ class _IfRewrite:
             signature_values.append(ast.Name(id=default_name, ctx=ast.Load()))
         _require_same_type(ctx, self.signatures, signature_values, role)
         conditions = [_condition_text(ctx, t, self.torch) for t in self.tests]
+        if any(_costly(ctx, v) for v in concrete):
+            # Both sides of a where always run; a branch with a layer or a matmul is worth torch.cond,
+            # which runs only the chosen one (same preconditions; a value returned unchanged is cloned,
+            # as cond outputs must not alias its inputs).
+            self.uses_cond = True
+            texts = [
+                (f"{default_name}.clone()" if value is None else f"{ctx.atom(value)}.clone()" if isinstance(value, ast.Name) else ctx.argument(value))
+                for value in values
+            ]
+            result = texts[-1]
+            for condition, text in reversed(list(zip(conditions, texts[:-1]))):
+                result = cond_call(self.torch, condition, text, result)
+            return result
         if len(conditions) > 1 and any(_restricted_calls(ctx, v) for v in concrete):
             raise _decline("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
         texts: list[str] = []
@@ -438,7 +499,7 @@ class _IfRewrite:
         ctx = self.ctx
         _check_parses(code)
         target = ctx.cst_node(self.function, self.statement, cst.If)
-        new_statements = list(cst.parse_module(code).body)
+        new_statements = [_flush_blank_lines(stmt) for stmt in cst.parse_module(code).body]
         comments = _comments(target)
         replacements: dict = {}
         if fallthrough is not None:
@@ -449,7 +510,8 @@ class _IfRewrite:
         new_statements[0] = first.with_changes(leading_lines=list(target.leading_lines) + comments)
         replacements[target] = cst.FlattenSentinel(new_statements)
         edits = [ctx.rewrite(self.function, replacements)]
-        return _with_import(ctx, self.finding, edits, WhereFixer.title)
+        title = COND_TITLE if self.uses_cond else WhereFixer.title
+        return _with_import(ctx, self.finding, edits, title)
 
 
 def _tensor_logic(ctx: FixContext, node: ast.expr) -> bool:
@@ -466,6 +528,16 @@ def _check_parses(code: str) -> None:
         ast.parse(code)
     except SyntaxError as exc:  # a bug in the fixer: never write code that does not parse
         raise _decline("generated-code", f"the generated code does not parse ({exc.msg})") from exc
+
+
+def _flush_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:
+    """Blank lines in generated code carry no indentation (no trailing whitespace)."""
+
+    class Flush(cst.CSTTransformer):
+        def leave_EmptyLine(self, original: cst.EmptyLine, updated: cst.EmptyLine) -> cst.EmptyLine:
+            return updated.with_changes(indent=False) if updated.comment is None else updated
+
+    return statement.visit(Flush())
 
 
 def _comments(node: cst.CSTNode) -> list[cst.EmptyLine]:
