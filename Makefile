@@ -25,6 +25,12 @@ demo: venv
 	@echo
 	@echo "== real TorchDynamo on the same model (counting backend + graph_breaks log)"
 	@$(PY) examples/confirm.py
+	@echo
+	@echo "== graphmend fix --diff examples/  (rewrites that provably keep the meaning; nothing is written)"
+	@$(VENV)/bin/graphmend fix --diff examples/ --exit-zero
+	@echo
+	@echo "== graphs and breaks before and after fixing, with real TorchDynamo; outputs compared"
+	@$(PY) bench/fix_examples.py
 
 test: venv
 	$(PY) -m pytest -q -n $(JOBS)

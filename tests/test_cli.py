@@ -11,6 +11,8 @@ import pytest
 
 from graphmend.cli import main
 
+from .cli_runner import run
+
 BREAKING = '''import torch
 
 @torch.compile
@@ -34,12 +36,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "model.py").write_text(BREAKING, encoding="utf-8")
     (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
     return tmp_path
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(list(args))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def test_text_lines_are_path_line_col_code_message(project: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,13 +15,16 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
-from .analysis import analyze
+from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .output import write_github, write_json, write_statistics, write_text
+from .rewrite.context import FixContext
+from .rewrite.engine import plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
+from .rewrite.model import Fix
 from .rewrite.fixers import fixers_for
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -32,13 +35,26 @@ class FileResult:
     path: Path
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
+    fixable: frozenset[int] = frozenset()  # indices into `findings` that `graphmend fix` would fix
 
 
 def check_file(path: Path, config: Config) -> FileResult:
+    """Findings of one file, and which of them a safe fix exists for (as ruff's `[*]`)."""
     source = read_source(path, config.max_file_bytes)
     if source.text is None:
         return FileResult(path, skip_reason=source.skip_reason)
-    return FileResult(path, analyze(source.text, str(path), config))
+    result = analyze_detailed(source.text, str(path), config, keep_facts=True)
+    return FileResult(path, result.findings, fixable=frozenset(safely_fixable(result)))
+
+
+def safely_fixable(result: AnalysisResult) -> list[int]:
+    """Indices of the findings a safe fixer would rewrite. Planning is skipped for rules with no
+    safe fixer, so a file without such findings costs nothing more than its analysis."""
+    candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, False)]
+    if not candidates or result.tree is None:
+        return []
+    context = FixContext(result)
+    return [i for i in candidates if isinstance(plan_fix(result.findings[i], context), Fix)]
 
 
 def _check_file_job(job: tuple[Path, Config]) -> FileResult:
@@ -109,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     fix.add_argument("--quiet", "-q", action="store_true", help="print only the summary (and the diff)")
     fix.add_argument("--statistics", action="store_true", help="count fixes and declines by reason")
+    fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are left (or, with --diff, changes)")
 
     rules = commands.add_parser("rules", help="list the rules", description="List every rule with its code and summary.")
     rules.add_argument("--format", choices=("text", "markdown"), default="text")
@@ -144,16 +161,17 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     results = check_files(paths, config, args.jobs)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
+    fixable = [r.fixable for r in results if r.findings]
     skipped = [r for r in results if r.skip_reason]
     for result in skipped:
         print(f"graphmend: skipped {_display_path(result.path)}: {result.skip_reason}", file=sys.stderr)
     out = sys.stdout
     if args.format == "json":
-        write_json(out, shown)
+        write_json(out, shown, fixable)
     elif args.format == "github":
         write_github(out, shown)
     else:
-        write_text(out, shown)
+        write_text(out, shown, fixable)
     all_findings = [f for _, findings in shown for f in findings]
     if args.statistics:
         write_statistics(out if args.format == "text" else sys.stderr, all_findings)
@@ -167,6 +185,9 @@ def run_check(args: argparse.Namespace) -> int:
                 + (f"; skipped {len(skipped)}." if skipped else "."),
                 file=out,
             )
+            count = sum(len(f) for f in fixable)
+            if count:
+                print(f"[*] {count} fixable with `graphmend fix` (semantics-checked rewrites).", file=out)
         else:
             print(f"No graph breaks found in {checked} file{'s' if checked != 1 else ''}.", file=out)
     if all_findings and not args.exit_zero:
@@ -215,8 +236,9 @@ def run_fix(args: argparse.Namespace) -> int:
             failed = True
         result = outcome.fix
         assert result is not None
+        remaining = [f for f in result.remaining if selection.is_enabled(f.code)]  # deselected rules are not reported
         fixed += len(result.applied)
-        left += len(result.remaining)
+        left += len(remaining)
         changed_files += result.changed
         titles.update(f"{f.finding.code} {f.title}" for f in result.applied)
         if args.diff and result.changed:
@@ -226,11 +248,11 @@ def run_fix(args: argparse.Namespace) -> int:
                 span = result.where(applied.finding)
                 verb = "would fix" if args.diff else "fixed"
                 out.write(f"{shown}:{span.start_line}:{span.start_col + 1}: {applied.finding.code} {verb}: {applied.title}\n")
-        for finding in result.remaining:
+        for finding in remaining:
             decline = result.decline_for(finding)
             if decline is not None:
                 reason, key = decline.reason, decline.key
-            elif fixers_for(finding.code, True) and codes and finding.code in codes:
+            elif fixers_for(finding.code, True):
                 reason, key = "only an unsafe fix exists (review it in your editor, or use --unsafe-fixes)", "unsafe-only"
             else:
                 reason, key = "no automatic rewrite for this rule; see the finding's advice", "no-fixer"
@@ -251,6 +273,8 @@ def run_fix(args: argparse.Namespace) -> int:
     )
     if failed:
         return EXIT_USAGE
+    if args.exit_zero:
+        return EXIT_CLEAN
     if args.diff:
         return EXIT_FINDINGS if changed_files else EXIT_CLEAN
     return EXIT_FINDINGS if left else EXIT_CLEAN

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Iterable, TextIO
+from typing import Collection, Iterable, Sequence, TextIO
 
 from .analysis.rules import RULES_BY_CODE
 from .findings import Finding, Severity
@@ -34,14 +34,25 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
     }
 
 
-def write_text(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
-    for path, findings in results:
-        for finding in findings:
-            out.write(f"{path}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code} {finding.message}\n")
+def write_text(
+    out: TextIO, results: Iterable[tuple[str, list[Finding]]], fixable: Sequence[Collection[int]] | None = None
+) -> None:
+    """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff)."""
+    for number, (path, findings) in enumerate(results):
+        marked = fixable[number] if fixable is not None else ()
+        for index, finding in enumerate(findings):
+            mark = " [*]" if index in marked else ""
+            out.write(f"{path}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
 
 
-def write_json(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
-    records = [finding_record(path, finding) for path, findings in results for finding in findings]
+def write_json(
+    out: TextIO, results: Iterable[tuple[str, list[Finding]]], fixable: Sequence[Collection[int]] | None = None
+) -> None:
+    records = [
+        finding_record(path, finding, fixable is not None and index in fixable[number])
+        for number, (path, findings) in enumerate(results)
+        for index, finding in enumerate(findings)
+    ]
     json.dump(records, out, indent=2)
     out.write("\n")
 

@@ -11,6 +11,7 @@ PositionProvider and `ast` exclude parentheses).
 from __future__ import annotations
 
 import ast
+import bisect
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -31,8 +32,18 @@ class _ParsedFunction:
     first_line: int  # original line of the first parsed line (a decorator or the def)
     text: str  # the function's original text (whole lines)
     wrapper: MetadataWrapper
-    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]]
+    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]]  # lines relative to the text
     prefix: str  # the `if True:` line put in front of an indented function, or ""
+
+    def nodes_at(self, span: Span) -> list[cst.CSTNode]:
+        shift = self.first_line - 1
+        return self.by_span.get((span.start_line - shift, span.start_col, span.end_line - shift, span.end_col), [])
+
+
+# libcst trees are immutable: a function whose text did not change since the last analysis (the
+# engine re-analyses after every round of fixes elsewhere in the file) is not parsed again.
+_PARSE_CACHE: dict[str, tuple[MetadataWrapper, dict[tuple[int, int, int, int], list[cst.CSTNode]]]] = {}
+_PARSE_CACHE_SIZE = 64
 
 
 class FixContext:
@@ -47,22 +58,52 @@ class FixContext:
         self.tree = result.tree
         self.index = result.index
         self.kinds = result.kinds
-        self._parents: dict[int, ast.AST] | None = None
+        self._parents: dict[int, ast.AST] = {}
+        self._by_line: dict[int, list[ast.AST]] = {}
+        self._indexed: set[int] = set()  # positions in tree.body already indexed
+        self._starts: list[int] | None = None
         self._functions: dict[int, _ParsedFunction] = {}
 
     # -- the ast side ---------------------------------------------------------------------------
-    @property
-    def parents(self) -> dict[int, ast.AST]:
-        if self._parents is None:
-            parents: dict[int, ast.AST] = {}
-            for node in ast.walk(self.tree):
+    def _index_top_level(self, line: int | None) -> None:
+        """Record parents and nodes-by-first-line for the top-level statement covering `line` (all
+        of them when `line` is None). Fixers ask about one function; walking a whole 3000-line
+        module for every finding dominated fixing large files."""
+        body = self.tree.body
+        if line is None:
+            chosen = range(len(body))
+        else:
+            starts = self._top_starts()
+            position = bisect.bisect_right(starts, line) - 1
+            chosen = [position] if position >= 0 else []
+        for position in chosen:
+            if position in self._indexed:
+                continue
+            self._indexed.add(position)
+            statement = body[position]
+            self._parents[id(statement)] = self.tree
+            for node in ast.walk(statement):
+                node_line = getattr(node, "lineno", None)
+                if node_line is not None:
+                    self._by_line.setdefault(node_line, []).append(node)
                 for child in ast.iter_child_nodes(node):
-                    parents[id(child)] = node
-            self._parents = parents
-        return self._parents
+                    self._parents[id(child)] = node
+
+    def _top_starts(self) -> list[int]:
+        if self._starts is None:
+            self._starts = [
+                min([s.lineno] + [d.lineno for d in getattr(s, "decorator_list", [])]) for s in self.tree.body
+            ]
+        return self._starts
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        return self.parents.get(id(node))
+        if node is self.tree:
+            return None
+        found = self._parents.get(id(node))
+        if found is None:
+            self._index_top_level(getattr(node, "lineno", None))
+            found = self._parents.get(id(node))
+        return found
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parent(node)
@@ -79,11 +120,20 @@ class FixContext:
     def node_for(self, finding: Finding, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
         """The node of `types` whose span is exactly the finding's span."""
         target = finding.span
-        for node in ast.walk(self.tree):
-            if isinstance(node, types) and hasattr(node, "lineno") and node.lineno == target.start_line:  # type: ignore[attr-defined]
-                if self.span(node) == target:
-                    return node
+        self._index_top_level(target.start_line)
+        for node in self._by_line.get(target.start_line, ()):
+            if isinstance(node, types) and self.span(node) == target:
+                return node
         return None
+
+    def function_lines(self, finding: Finding) -> tuple[int, int] | None:
+        """First and last line (decorators included) of the function the finding is in."""
+        node = self.node_for(finding)
+        function = self.function_of(node) if node is not None else None
+        if function is None:
+            return None
+        first = min([function.lineno] + [d.lineno for d in function.decorator_list])
+        return first, function.end_lineno or function.lineno
 
     def function_of(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         for ancestor in self.ancestors(node):
@@ -165,17 +215,13 @@ class FixContext:
         text = "\n".join(self.source.lines[first - 1 : last]) + "\n"
         # An indented function (a method) is parsed under an `if True:` line; a top-level one as is.
         prefix = _WRAPPER if text[:1].isspace() else ""
-        try:
-            module = cst.parse_module(prefix + text)
-        except cst.ParserSyntaxError as exc:
-            raise DeclineError("unparsable-function", f"libcst cannot parse the enclosing function ({exc.message})") from exc
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        line_shift = first - (2 if prefix else 1)
-        by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
-        for node, where in positions.items():
-            key = (where.start.line + line_shift, where.start.column, where.end.line + line_shift, where.end.column)
-            by_span.setdefault(key, []).append(node)
+        cached_parse = _PARSE_CACHE.get(prefix + text)
+        if cached_parse is None:
+            cached_parse = _parse_function(prefix, text)
+            if len(_PARSE_CACHE) >= _PARSE_CACHE_SIZE:
+                _PARSE_CACHE.pop(next(iter(_PARSE_CACHE)))
+            _PARSE_CACHE[prefix + text] = cached_parse
+        wrapper, by_span = cached_parse
         parsed = _ParsedFunction(first, text, wrapper, by_span, prefix)
         self._functions[id(function)] = parsed
         return parsed
@@ -183,7 +229,7 @@ class FixContext:
     def cst_node(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, kind: type) -> cst.CSTNode:
         span = self.span(node)
         parsed = self._parsed(function)
-        for candidate in parsed.by_span.get((span.start_line, span.start_col, span.end_line, span.end_col), ()):
+        for candidate in parsed.nodes_at(span):
             if isinstance(candidate, kind):
                 return candidate
         raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
@@ -203,6 +249,22 @@ class FixContext:
         old_lines = parsed.text.split("\n")
         new_lines = rendered.split("\n")
         return _line_edit(parsed.first_line, old_lines, new_lines)
+
+
+def _parse_function(prefix: str, text: str) -> tuple[MetadataWrapper, dict[tuple[int, int, int, int], list[cst.CSTNode]]]:
+    """libcst tree of one function, and its nodes by span (lines counted from the text's first)."""
+    try:
+        module = cst.parse_module(prefix + text)
+    except cst.ParserSyntaxError as exc:
+        raise DeclineError("unparsable-function", f"libcst cannot parse the enclosing function ({exc.message})") from exc
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    line_shift = -1 if prefix else 0
+    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
+    for node, where in positions.items():
+        key = (where.start.line + line_shift, where.start.column, where.end.line + line_shift, where.end.column)
+        by_span.setdefault(key, []).append(node)
+    return wrapper, by_span
 
 
 class _Replacer(cst.CSTTransformer):
@@ -234,8 +296,25 @@ def _line_edit(first_line: int, old: list[str], new: list[str]) -> Edit:
     return Edit(Span(start, 0, start + len(removed), 0), text)
 
 
+def line_ending(text: str) -> str:
+    """The file's line break (that of its first line; "\n" for a one-line file)."""
+    for index, char in enumerate(text):
+        if char == "\n":
+            return "\n"
+        if char == "\r":
+            return "\r\n" if text.startswith("\r\n", index) else "\r"
+    return "\n"
+
+
+def in_line_ending(new_text: str, ending: str) -> str:
+    """Fixers write "\n"; a CRLF file must not end up with mixed line breaks."""
+    return new_text if ending == "\n" else new_text.replace("\r\n", "\n").replace("\n", ending)
+
+
 def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
-    """Apply non-overlapping edits (line/char positions in `text`) from the bottom up."""
+    """Apply non-overlapping edits (line/char positions in `text`) from the bottom up, in the
+    text's own line endings."""
+    ending = line_ending(text)
     lines = SourceFile(text).lines
     starts = [0]
     offset = 0
@@ -257,5 +336,5 @@ def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
     for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col), reverse=True):
         begin = position(edit.span.start_line, edit.span.start_col)
         end = position(edit.span.end_line, edit.span.end_col)
-        result = result[:begin] + edit.new_text + result[end:]
+        result = result[:begin] + in_line_ending(edit.new_text, ending) + result[end:]
     return result

@@ -29,7 +29,11 @@ def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | D
     outcome: Fix | Declined = Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
     for fixer in fixers_for(finding.code, unsafe):
         try:
-            return fixer.plan(finding, ctx)
+            fix = fixer.plan(finding, ctx)
+            if fix.safety is Safety.UNSAFE and not unsafe:  # a safe fixer's riskier variant
+                outcome = Declined(finding, f"only an unsafe fix exists ({fix.title}); apply it explicitly, or use --unsafe-fixes", "unsafe-only")
+                continue
+            return fix
         except DeclineError as exc:
             outcome = Declined(finding, exc.reason, exc.key)
         except RecursionError:
@@ -90,6 +94,28 @@ def _key(finding: Finding, text_lines: list[str]) -> tuple[str, str, str]:
     return finding.code, finding.function, snippet.strip()
 
 
+def _parses(text: str) -> bool:
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _accepted(text: str, batch: list[tuple[tuple[str, str, str], Fix]], declined: dict) -> list[tuple[tuple[str, str, str], Fix]]:
+    """The fixes of `batch` to apply: all of them when the result parses; otherwise the first one
+    that parses alone (the others are planned again on the next analysis)."""
+    if not batch:
+        return []
+    if _parses(apply_edits(text, [edit for _, fix in batch for edit in fix.edits])):
+        return batch
+    for key, fix in batch:
+        if _parses(apply_edits(text, fix.edits)):
+            return [(key, fix)]
+        declined[key] = Declined(fix.finding, "the rewrite would not parse; left as is", "generated-code")
+    return []
+
+
 def fix_source(
     source: str,
     path: str = "<string>",
@@ -108,6 +134,7 @@ def fix_source(
     declined: dict[tuple[str, str, str], Declined] = {}
     original_at: dict[tuple[str, str, str], list[Span]] = {}  # key -> spans in the original text
     where: dict[int, Span] = {}
+    result = None
     for iteration in range(MAX_FIXES_PER_FILE):
         result = analyze_detailed(text, path, config, keep_facts=True)
         if result.tree is None:
@@ -117,33 +144,44 @@ def fix_source(
             for finding in result.findings:
                 original_at.setdefault(_key(finding, lines), []).append(finding.span)
         ctx = FixContext(result)
-        progress = False
+        # Fixes in different functions are planned on the same analysis and applied together;
+        # a second fix in a function already being changed, or one with edits outside its
+        # function (an added import), waits for the next round and its fresh analysis.
+        batch: list[tuple[tuple[str, str, str], Fix]] = []
+        taken: list[tuple[int, int]] = []
         for finding in result.findings:
             if codes is not None and finding.code not in codes:
                 continue
             key = _key(finding, lines)
             if key in declined or not fixers_for(finding.code, unsafe):
                 continue
+            scope = ctx.function_lines(finding)
+            if scope is not None and any(scope[0] <= end and start <= scope[1] for start, end in taken):
+                continue
             outcome = plan_fix(finding, ctx, unsafe)
             if isinstance(outcome, Declined):
                 declined[key] = outcome
                 continue
-            candidate = apply_edits(text, outcome.edits)
-            try:
-                ast.parse(candidate)
-            except (SyntaxError, ValueError) as exc:
-                declined[key] = Declined(finding, f"the rewrite would not parse ({exc}); left as is", "generated-code")
+            alone = scope is None or any(not (scope[0] <= e.span.start_line and e.span.end_line <= scope[1] + 1) for e in outcome.edits)
+            if alone and batch:
                 continue
-            text = candidate
-            applied.append(outcome)
+            batch.append((key, outcome))
+            if alone:
+                break
+            taken.append(scope)  # type: ignore[arg-type]
+        accepted = _accepted(text, batch, declined)
+        for key, fix in accepted:
+            applied.append(fix)
             spans = original_at.get(key)
             if spans:
-                where[id(outcome.finding)] = spans.pop(0)
-            progress = True
-            break  # positions moved: analyse again
+                where[id(fix.finding)] = spans.pop(0)
+        if accepted:
+            text = apply_edits(text, [edit for _, fix in accepted for edit in fix.edits])
+        progress = bool(accepted)
         if not progress:
             break
-    final = analyze_detailed(text, path, config)
+    # The last analysis saw the final text unless a fix was applied after it (then analyse again).
+    final = result if result is not None and result.source is not None and result.source.text == text else analyze_detailed(text, path, config)
     remaining = final.findings
     final_lines = final.source.lines if final.source is not None else text.split("\n")
     reasons: dict[int, Declined] = {}

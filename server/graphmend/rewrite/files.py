@@ -36,14 +36,19 @@ def fix_file(path: Path, config: Config, *, unsafe: bool = False, codes: frozens
     outcome = FileOutcome(path, result)
     if write and result.changed:
         try:
-            write_atomically(path, result.fixed, source.encoding)
+            write_atomically(path, result.fixed, source.encoding, expected=source.text)
             outcome.written = True
         except OSError as exc:
             outcome.errors.append(f"cannot write {path}: {exc.strerror or exc}")
     return outcome
 
 
-def write_atomically(path: Path, text: str, encoding: str = "utf-8") -> None:
+class ChangedOnDisk(OSError):
+    """The file changed between reading and writing (an editor saved it): its edit wins."""
+
+
+def write_atomically(path: Path, text: str, encoding: str = "utf-8", expected: str | None = None) -> None:
+    """Replace `path` with `text` in one step; with `expected`, only if the file still holds it."""
     data = text.encode(encoding)
     if encoding == "utf-8-sig" and not data.startswith(b"\xef\xbb\xbf"):
         data = b"\xef\xbb\xbf" + data
@@ -56,6 +61,8 @@ def write_atomically(path: Path, text: str, encoding: str = "utf-8") -> None:
             stream.flush()
             os.fsync(stream.fileno())
         os.chmod(temporary, mode)
+        if expected is not None and path.read_bytes().decode(encoding, errors="replace").lstrip("\ufeff") != expected.lstrip("\ufeff"):
+            raise ChangedOnDisk(f"{path} changed while it was being fixed; left as it is now")
         os.replace(temporary, path)
     except BaseException:
         try:

@@ -5,9 +5,12 @@ no break, same values. It must not change what it feeds (taxonomy P03, P08):
 - every use is an operand of `+ - * /` whose other operand is a tensor (a Python float in a
   `range`, a size, a condition or a return value is not interchangeable with a tensor);
 - the dtype that arithmetic produces must not change: a 0-d tensor promotes like a Python scalar
-  within its category (float with float), so the other operand must be known floating point;
-- `int(t)` truncates toward zero: a floating `t` becomes `t.trunc()`, an integer `t` stays `t`;
-  `bool(t)` becomes `t != 0`.
+  against a tensor with dimensions, but not against another 0-d tensor (0-d float64 * 0-d float32
+  is float64; a Python float * 0-d float32 is float32). So the other operand must be known
+  floating point, and the value integral or provably of the other operand's dtype (found by the
+  property tests in tests/test_fix_properties.py);
+- `int(t)` truncates toward zero: a floating `t` becomes `t.trunc()` (unsafe: `int()` raises on
+  NaN and infinity, `trunc()` carries them on), an integer `t` stays `t`; `bool(t)` becomes `t != 0`.
 """
 
 from __future__ import annotations
@@ -45,15 +48,19 @@ class ScalarFixer:
         statement = ctx.statement_of(call)
         signatures = Signatures(ctx, floating_names(ctx, function), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
+        value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
         parent = ctx.parent(call)
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-            self._check_use(ctx, signatures, parent, call)
+            self._check_use(ctx, signatures, parent, call, value_dtype)
         elif isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            self._check_variable(ctx, signatures, function, statement, statement.targets[0].id)
+            self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
         else:
             raise _decline("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         target = ctx.cst_node(function, call, cst.Call)
         edits = [ctx.rewrite(function, {target: cst.parse_expression(replacement)})]
+        if replacement.endswith(".trunc()"):
+            # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
+            return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
         return Fix(finding, self.title, Safety.SAFE, tuple(edits))
 
     def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
@@ -79,19 +86,34 @@ class ScalarFixer:
             raise _decline("dtype-unknown", f"cannot tell whether `{ctx.code(tensor)[:30]}` is floating (int() truncates it) or integral")
         return text  # item() and float(): the same value, as a 0-d tensor
 
-    def _check_use(self, ctx: FixContext, signatures: Signatures, operation: ast.BinOp, operand: ast.expr) -> None:
+    def _check_use(self, ctx: FixContext, signatures: Signatures, operation: ast.BinOp, operand: ast.expr, value_dtype: tuple) -> None:
+        """`number op other` must give the same dtype with the 0-d tensor in place of the number.
+
+        A Python number takes the dtype of a floating `other`. So does a 0-d tensor when `other`
+        has dimensions, but against another 0-d tensor the two promote (0-d float64 * 0-d float32
+        is float64). Without rank facts, the value must be integral (a float `other` wins either
+        way) or provably of `other`'s dtype (`s = h.abs().max().item(); h / s`)."""
         other = operation.right if operation.left is operand else operation.left
         if ctx.kind(other) not in TENSOR_KINDS:
             raise _decline("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is not a tensor")
-        if not signatures.is_floating(signatures.of(other).dtype):
+        other_dtype = signatures._norm(signatures.of(other).dtype)
+        if not signatures.is_floating(other_dtype):
             raise _decline(
                 "dtype-unknown",
                 f"cannot prove `{ctx.code(other)[:30]}` is floating point; with an integer tensor the result dtype could change",
             )
+        integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS
+        if not integral and value_dtype != other_dtype:
+            raise _decline(
+                "dtype-mismatch",
+                f"the value's dtype may differ from that of `{ctx.code(other)[:30]}`: as a 0-d tensor it could promote the result",
+            )
         if ctx.kind(operation) not in TENSOR_KINDS:
             raise _decline("used-as-number", "the arithmetic result is not a tensor")
 
-    def _check_variable(self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str) -> None:
+    def _check_variable(
+        self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str, value_dtype: tuple
+    ) -> None:
         uses = [
             n
             for n in ast.walk(function)
@@ -106,5 +128,7 @@ class ScalarFixer:
         for use in uses:
             parent = ctx.parent(use)
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
-                raise _decline("used-as-number", f"`{name}` is used on line {use.lineno} where a tensor would not do")
-            self._check_use(ctx, signatures, parent, use)
+                # quoted code rather than a line number: earlier fixes in the file move lines
+                context = ctx.code(parent)[:40] if parent is not None else name
+                raise _decline("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
+            self._check_use(ctx, signatures, parent, use, value_dtype)

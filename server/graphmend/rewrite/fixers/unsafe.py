@@ -119,14 +119,23 @@ _FLAG_COMMENT = {
 }
 
 
+def _module_sets_flag(ctx: FixContext, flag: str) -> bool:
+    """The module assigns the flag itself (to any value: an explicit `= False` is a decision)."""
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Assign):
+            if any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets):
+                return True
+    return False
+
+
 class ConfigFlagFixer:
     codes = frozenset(_FLAG_FOR)
     safety = Safety.UNSAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         flag = _FLAG_FOR[finding.code]
-        if flag in ctx.index.dynamo_flags:
-            raise _decline("flag-already-set", f"`torch._dynamo.config.{flag}` is already set in this module")
+        if _module_sets_flag(ctx, flag):
+            raise _decline("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
         if finding.code == "GM205":
             node = ctx.node_for(finding, (ast.Subscript,))
             parts = node.slice.elts if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) else [getattr(node, "slice", None)]

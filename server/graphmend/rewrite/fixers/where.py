@@ -239,21 +239,41 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
 
 def _mask_restricted(ctx: FixContext, value: ast.expr, torch: str, condition: str, selected: bool) -> str:
     """`sqrt(a)` on the path selected by `condition` -> `sqrt(where(condition, a, 1))`, so the
-    unselected path neither produces NaN nor sends NaN gradients into `a` (the "double where")."""
+    unselected path neither produces NaN nor sends NaN gradients into `a` (the "double where").
+    Nested ones (`x / sqrt(x)`) are masked at every level, innermost included."""
     restricted = _restricted_calls(ctx, value)
     if not restricted:
         return ctx.argument(value)
     base = ctx.span(value)
     if base.start_line != base.end_line:
         raise _decline("multiline-restricted", "a branch value that needs masking spans several lines")
-    text = ctx.code(value)
-    for argument, safe in sorted(restricted, key=lambda item: item[0].col_offset, reverse=True):
-        span = ctx.span(argument)
-        inner = ctx.code(argument)
-        masked = f"{torch}.where({condition}, {inner}, {safe})" if selected else f"{torch}.where({condition}, {safe}, {inner})"
-        start, end = span.start_col - base.start_col, span.end_col - base.start_col
-        text = text[:start] + masked + text[end:]
-    return text
+    safe_values = {id(argument): safe for argument, safe in restricted}
+
+    def masked(argument: ast.expr, safe: str) -> str:
+        inner = render(argument)
+        return f"{torch}.where({condition}, {inner}, {safe})" if selected else f"{torch}.where({condition}, {safe}, {inner})"
+
+    def render(node: ast.expr) -> str:
+        text = ctx.code(node)
+        origin = ctx.span(node).start_col
+        for argument, safe in sorted(_outermost(node, safe_values), key=lambda item: item[0].col_offset, reverse=True):
+            span = ctx.span(argument)
+            start, end = span.start_col - origin, span.end_col - origin
+            text = text[:start] + masked(argument, safe) + text[end:]
+        return text
+
+    return render(value)
+
+
+def _outermost(node: ast.AST, targets: dict[int, str]) -> list[tuple[ast.expr, str]]:
+    """The nodes of `targets` under `node` that are not under another one of them."""
+    found: list[tuple[ast.expr, str]] = []
+    for child in ast.iter_child_nodes(node):
+        if id(child) in targets:
+            found.append((child, targets[id(child)]))  # type: ignore[arg-type]
+        else:
+            found.extend(_outermost(child, targets))
+    return found
 
 
 def _check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:
@@ -292,9 +312,8 @@ class _IfRewrite:
                 branches.append(_Branch(None, [follower]))
                 if prefix is None:
                     fallthrough = follower  # replaced too: the where covers both returns
-                elif len(branches) > 2:
-                    raise _decline("static-prefix-return", "an elif chain of early returns under a Python-level condition")
-                # with a Python-level prefix the final return stays for the path where it is false:
+                # with a Python-level prefix (never with an elif: _split_static_prefix declines those)
+                # the final return stays for the path where it is false:
                 #   if P: return where(T, A, B)
                 #   return B
             code = self._return_code(branches)
@@ -353,10 +372,11 @@ class _IfRewrite:
             (getattr(parent, f) for f in ("body", "orelse", "finalbody") if any(s is self.statement for s in getattr(parent, f, []) or [])),
             None,
         )
-        if block is None:
-            raise _decline("no-fallthrough", "the early return has no matching return after the `if`")
-        index = next(i for i, s in enumerate(block) if s is self.statement)
+        block = block or []
+        index = next((i for i, s in enumerate(block) if s is self.statement), len(block))
         following = block[index + 1] if index + 1 < len(block) else None
+        if following is None:
+            raise _decline("no-fallthrough", "no return follows the early return in the same block")
         if not isinstance(following, ast.Return) or following.value is None:
             raise _decline("code-after-return", "code runs between the early return and the final return")
         return following

@@ -1,0 +1,175 @@
+"""`graphmend fix`: writes only what parses, atomically, idempotently; `--diff` writes nothing;
+exit codes as ruff's; a reason for every finding it leaves."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from .cli_runner import run
+
+# One safe fix (the pure if/else) and one finding with only an unsafe fix (the print).
+MODEL = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        z = y + 1
+    else:
+        z = y - 1
+    print("done")
+    return z
+'''
+CLEAN = '''import torch
+
+
+@torch.compile
+def f(x):
+    return x * 2
+'''
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(MODEL, encoding="utf-8")
+    (tmp_path / "clean.py").write_text(CLEAN, encoding="utf-8")
+    return tmp_path
+
+
+def test_fix_rewrites_in_place_and_reports_what_is_left(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fix", "model.py")
+    fixed = (project / "model.py").read_text(encoding="utf-8")
+    assert "z = torch.where(y.sum() > 0, y + 1, y - 1)" in fixed
+    assert 'print("done")' in fixed  # unsafe: not applied by default
+    ast.parse(fixed)
+    assert "model.py:7:8: GM101 fixed: " in out
+    assert "GM301 not fixed: only an unsafe fix exists" in out
+    assert out.splitlines()[-1] == "Fixed 1 graph break in 1 file; 1 left."
+    assert code == 1  # a finding is left
+
+
+def test_fix_twice_equals_fix_once(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "fix", "model.py")
+    once = (project / "model.py").read_text(encoding="utf-8")
+    code, out, _ = run(capsys, "fix", "model.py")
+    assert (project / "model.py").read_text(encoding="utf-8") == once
+    assert out.splitlines()[-1] == "Fixed 0 graph breaks in 0 files; 1 left."
+
+
+def test_diff_prints_and_writes_nothing(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (project / "model.py").stat().st_mtime_ns
+    code, out, _ = run(capsys, "fix", "--diff", "model.py")
+    assert (project / "model.py").read_text(encoding="utf-8") == MODEL
+    assert (project / "model.py").stat().st_mtime_ns == before
+    assert "--- a/model.py\n+++ b/model.py\n" in out
+    assert "-    if y.sum() > 0:\n" in out and "+    z = torch.where(y.sum() > 0, y + 1, y - 1)\n" in out
+    assert "GM101 would fix" in out
+    assert code == 1  # there are changes to show
+    code, out, _ = run(capsys, "fix", "--diff", "clean.py")
+    assert code == 0 and out.strip() == "Would fix 0 graph breaks in 0 files; 0 left."
+
+
+def test_unsafe_fixes_are_applied_only_on_request(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fix", "--unsafe-fixes", "model.py")
+    fixed = (project / "model.py").read_text(encoding="utf-8")
+    assert "if not torch.compiler.is_compiling():\n        print(\"done\")" in fixed
+    assert "torch.where" in fixed
+    assert out.splitlines()[-1] == "Fixed 2 graph breaks in 1 file; 0 left."
+    assert code == 0
+
+
+def test_select_limits_what_is_fixed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--select", "GM3", "model.py")
+    fixed = (project / "model.py").read_text(encoding="utf-8")
+    assert "is_compiling" in fixed and "torch.where" not in fixed
+    assert "GM301 fixed" in out and "GM101" not in out
+    code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--ignore", "GM101", "clean.py", "model.py")
+    assert "GM101" not in out
+
+
+def test_clean_files_exit_zero_and_are_not_touched(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = (project / "clean.py").stat().st_mtime_ns
+    code, out, _ = run(capsys, "fix", "clean.py")
+    assert code == 0
+    assert (project / "clean.py").stat().st_mtime_ns == before
+
+
+def test_statistics_count_fixes_and_declines(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "fix", "--diff", "--statistics", "model.py")
+    assert "     1  declined  unsafe-only" in out
+    assert any(line.strip().startswith("1  fixed     GM101 ") for line in out.splitlines())
+
+
+def test_the_written_file_keeps_permissions_line_endings_and_byte_order_mark(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = project / "model.py"
+    path.write_bytes(b"\xef\xbb\xbf" + MODEL.replace("\n", "\r\n").encode("utf-8"))
+    os.chmod(path, 0o750)
+    run(capsys, "fix", "model.py")
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    text = data[3:].decode("utf-8")
+    assert "torch.where" in text
+    assert text.count("\r\n") == text.count("\n"), "mixed line endings after the fix"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o750
+    assert not [p.name for p in project.iterdir() if p.name.endswith(".graphmend")], "a temporary file was left"
+
+
+def test_a_file_that_does_not_parse_is_left_alone(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = "import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0\n        return x\n"
+    (project / "broken.py").write_text(broken, encoding="utf-8")
+    code, out, err = run(capsys, "fix", "broken.py", "model.py")
+    assert (project / "broken.py").read_text(encoding="utf-8") == broken
+    assert "broken.py:5:" in out and "GM000 not fixed" in out
+    assert "torch.where" in (project / "model.py").read_text(encoding="utf-8")
+
+
+def test_a_failed_write_is_an_error_and_loses_nothing(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmend.rewrite.files as files
+
+    def refuse(source: str, target: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(files.os, "replace", refuse)
+    code, _, err = run(capsys, "fix", "model.py")
+    assert code == 2
+    assert "cannot write model.py: Permission denied" in err
+    assert (project / "model.py").read_text(encoding="utf-8") == MODEL
+    assert not [p.name for p in project.iterdir() if p.name.endswith(".graphmend")], "a temporary file was left"
+
+
+def test_a_file_changed_while_fixing_keeps_the_new_content(project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import graphmend.rewrite.files as files
+
+    edited = MODEL + "# saved by an editor meanwhile\n"
+    real_chmod = files.os.chmod
+
+    def save_meanwhile(path: str, mode: int) -> None:  # runs between the read and the replace
+        (project / "model.py").write_text(edited, encoding="utf-8")
+        real_chmod(path, mode)
+
+    monkeypatch.setattr(files.os, "chmod", save_meanwhile)
+    code, _, err = run(capsys, "fix", "model.py")
+    assert code == 2 and "changed while it was being fixed" in err
+    assert (project / "model.py").read_text(encoding="utf-8") == edited
+
+
+def test_missing_paths_are_usage_errors(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "fix", "nope.py")
+    assert code == 2 and "no such file" in err
+
+
+def test_check_marks_what_fix_would_fix(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    code, out, _ = run(capsys, "check", "--format", "json", "model.py")
+    assert {r["code"]: r["fixable"] for r in json.loads(out)} == {"GM101": True, "GM301": False}
+    code, out, _ = run(capsys, "check", "model.py")
+    assert "model.py:7:8: GM101 [*] " in out and "GM301 [*]" not in out
+    assert out.splitlines()[-1] == "[*] 1 fixable with `graphmend fix` (semantics-checked rewrites)."
