@@ -82,7 +82,7 @@ def main() -> int:
         remaining = sum(r["remaining"] for r in group)
         changed = sum(1 for r in group if r["fixed"])
         print(f"\n== {label}: {sum(fixed.values())} findings fixed in {changed} files; {remaining} findings left, "
-              f"{sum(declined.values())} of them declined by a fixer (the rest have no safe fixer)")
+              f"{sum(declined.values())} of them declined by a fixer (the rest have no {'' if args.unsafe else 'safe '}fixer)")
         for code, count in sorted(fixed.items()):
             print(f"    fixed     {code}: {count}")
         for key, count in declined.most_common():

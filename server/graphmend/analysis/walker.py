@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..findings import Finding, Related, Severity
 from . import torch_api
-from .kinds import Kind, join
+from .kinds import TENSOR_KINDS, Kind, join
 from .rules import Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
 from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, unpack_kind
@@ -144,9 +144,13 @@ class FunctionWalker(Evaluator):
         needs_evidence: list[str] = []
         for arg in positional + args.kwonlyargs:
             kind = annotation_kind(arg.annotation, self.index)
+            default = defaults.get(arg.arg)
+            if kind in TENSOR_KINDS and isinstance(default, ast.Constant) and isinstance(default.value, (bool, int, float, str)):
+                # `output_attentions: Optional[torch.Tensor] = False`: the default contradicts the
+                # annotation (a copy-paste slip in real code); trust neither.
+                kind = Kind.UNKNOWN
             if kind is Kind.UNKNOWN:
                 kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
-            default = defaults.get(arg.arg)
             if kind is Kind.UNKNOWN and isinstance(default, ast.Constant) and default.value is not None:
                 kind = Kind.PY
             if kind is Kind.UNKNOWN and arg.annotation is None:

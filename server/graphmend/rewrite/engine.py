@@ -25,26 +25,30 @@ STRICT = os.environ.get("GRAPHMEND_STRICT") == "1"  # the test suite: fixer bugs
 
 
 def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | Declined:
-    """The fix for one finding, or the reason none applies (the last fixer's, if several tried)."""
-    outcome: Fix | Declined = Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
+    """The fix for one finding, or why none applies: the first fixer's reason (the safe rewrite's
+    precondition, the most telling), with the other fixers' reasons in `also`."""
+    declines: list[Declined] = []
     for fixer in fixers_for(finding.code, unsafe):
         try:
             fix = fixer.plan(finding, ctx)
             if fix.safety is Safety.UNSAFE and not unsafe:  # a safe fixer's riskier variant
-                outcome = Declined(finding, f"only an unsafe fix exists ({fix.title}); apply it explicitly, or use --unsafe-fixes", "unsafe-only")
+                declines.append(Declined(finding, f"only an unsafe fix exists ({fix.title}); apply it explicitly, or use --unsafe-fixes", "unsafe-only"))
                 continue
             return fix
         except DeclineError as exc:
-            outcome = Declined(finding, exc.reason, exc.key)
+            declines.append(Declined(finding, exc.reason, exc.key))
         except RecursionError:
-            outcome = Declined(finding, "the code is nested too deeply to rewrite", "too-deep")
+            declines.append(Declined(finding, "the code is nested too deeply to rewrite", "too-deep"))
         except Exception as exc:  # a bug in a fixer must not cost the file its other fixes
             if STRICT:
                 raise
-            outcome = Declined(finding, f"GraphMend failed while planning this rewrite ({type(exc).__name__}: {exc}); please report it", "internal-error")
-    if isinstance(outcome, Declined) and outcome.key == "no-fixer" and fixers_for(finding.code, True):
-        return Declined(finding, "only an unsafe fix exists (apply it explicitly, or use --unsafe-fixes)", "unsafe-only")
-    return outcome
+            declines.append(Declined(finding, f"GraphMend failed while planning this rewrite ({type(exc).__name__}: {exc}); please report it", "internal-error"))
+    if not declines:
+        if fixers_for(finding.code, True):
+            return Declined(finding, "only an unsafe fix exists (apply it explicitly, or use --unsafe-fixes)", "unsafe-only")
+        return Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
+    first, *others = declines
+    return Declined(finding, first.reason, first.key, tuple(others))
 
 
 def plan_fixes(source: str, path: str = "<string>", config: Config | None = None, unsafe: bool = False) -> list[Fix | Declined]:

@@ -32,6 +32,7 @@ class Declined:
     finding: Finding
     reason: str  # for people: why this occurrence cannot be rewritten safely
     key: str  # for statistics: a short stable id of the precondition that failed
+    also: tuple["Declined", ...] = ()  # the other fixers' reasons, when several were tried
 
 
 class DeclineError(Exception):

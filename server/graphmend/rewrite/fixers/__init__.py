@@ -11,7 +11,7 @@ from ..context import FixContext
 from ..model import Fix, Safety
 from .masked import MaskedReductionFixer
 from .scalars import ScalarFixer
-from .unsafe import ConfigFlagFixer, EagerOnlyFixer, RemoveGraphBreakFixer
+from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
 from .while_loop import WhileLoopFixer
 
@@ -29,6 +29,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     ScalarFixer(),
     MaskedReductionFixer(),
     EagerOnlyFixer(),
+    EagerCheckFixer(),
     RemoveGraphBreakFixer(),
     ConfigFlagFixer(),
 )

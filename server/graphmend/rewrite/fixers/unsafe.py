@@ -3,6 +3,8 @@ when asked for (`--unsafe-fixes`, or one quick fix at a time) and their titles s
 
 - Side effects (print, logging, Logger methods, warnings) guarded by
   `if not torch.compiler.is_compiling():` - they then run in eager mode only (taxonomy P01b).
+- `if <tensor test>: raise ...` (validation, or a branch that only warns or logs): the test runs
+  only outside torch.compile - invalid inputs are no longer caught in compiled code.
 - `torch._dynamo.graph_break()` removed - it may be there on purpose.
 - Module-level dynamo config flags: `capture_scalar_outputs` (scalars traced as symbolic numbers,
   P03b/P08/P43/P62) and `capture_dynamic_output_shape_ops` (nonzero, masks, unique, P24b). They
@@ -16,6 +18,7 @@ import ast
 
 import libcst as cst
 
+from ...analysis.kinds import Kind
 from ...analysis.symbols import SCALAR_FLAG, SHAPE_FLAG
 from ...findings import Edit, Finding, Span
 from ..context import FixContext
@@ -79,6 +82,53 @@ class EagerOnlyFixer:
         if import_edit is not None:
             edits.append(import_edit)
         return Fix(finding, title, Safety.UNSAFE, tuple(edits))
+
+
+class EagerCheckFixer:
+    """`if <tensor test>: raise ...` (or only warns, logs, prints) -> the test runs only outside
+    torch.compile. Data-dependent input validation is the commonest `if` no where can express."""
+
+    codes = frozenset({"GM101"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        node = ctx.node_for(finding, (ast.expr,))
+        statement = next((a for a in ctx.ancestors(node) if isinstance(a, (ast.If, ast.stmt))), None) if node is not None else None
+        if not isinstance(statement, ast.If) or not any(n is node for n in ast.walk(statement.test)):
+            raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
+        test = statement.test  # all of it is guarded: `P and T` keeps P's short-circuit
+        if statement.orelse:
+            raise _decline("check-has-else", "the `if` has an else or elif branch: skipping the test would change which runs")
+        for inner in statement.body:
+            if not _diagnostic(ctx, inner):
+                raise _decline("check-does-more", f"the branch does more than raise, warn, log or print (`{ctx.code(inner)[:40]}`)")
+        function = ctx.function_of(statement)
+        if function is None:
+            raise _decline("not-in-function", "the check is not inside a function")
+        torch = ctx.torch_name()
+        guard = f"not {torch}.compiler.is_compiling()"
+        text = ctx.code(test)
+        wrapped = f"({text})" if isinstance(test, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else text
+        target = ctx.cst_node(function, statement, cst.If)
+        edits = [ctx.rewrite(function, {target.test: cst.parse_expression(f"{guard} and {wrapped}")})]
+        import_edit = ctx.import_edit()
+        if import_edit is not None:
+            edits.append(import_edit)
+        title = "Check this only outside torch.compile (compiled code skips the test and what it raises or reports)"
+        return Fix(finding, title, Safety.UNSAFE, tuple(edits))
+
+
+def _diagnostic(ctx: FixContext, statement: ast.stmt) -> bool:
+    """`raise`, `pass`, or a call to print / logging / a Logger / warnings whose result is unused."""
+    if isinstance(statement, (ast.Raise, ast.Pass)):
+        return True
+    if not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call)):
+        return False
+    func = statement.value.func
+    name = ctx.qualname(func)
+    if name is not None and (name == "builtins.print" or name.startswith(("logging.", "warnings.warn"))):
+        return True
+    return isinstance(func, ast.Attribute) and ctx.kind(func.value) is Kind.LOGGER
 
 
 class RemoveGraphBreakFixer:
