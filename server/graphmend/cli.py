@@ -127,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--statistics", action="store_true", help="count fixes and declines by reason")
     fix.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings are left (or, with --diff, changes)")
 
+    lsp = commands.add_parser(
+        "lsp",
+        help="run the language server (stdio by default)",
+        description="Serve diagnostics, quick fixes and the workspace commands over the Language Server Protocol.",
+    )
+    lsp.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
+    lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on a TCP port instead")
+    lsp.add_argument("--host", default="127.0.0.1", help="address to listen on with --tcp (default: 127.0.0.1)")
+
     rules = commands.add_parser("rules", help="list the rules", description="List every rule with its code and summary.")
     rules.add_argument("--format", choices=("text", "markdown"), default="text")
     return parser
@@ -301,6 +310,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_fix(args)
     if args.command == "rules":
         return run_rules(args)
+    if args.command == "lsp":
+        from .lsp.server import main as serve  # pygls is imported only for the server
+
+        serve(tcp=args.tcp, host=args.host)
+        return EXIT_CLEAN
     parser.error(f"unknown command {args.command}")
     return EXIT_USAGE
 

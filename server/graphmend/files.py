@@ -115,3 +115,40 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
                     if candidate not in seen and not _excluded(candidate, patterns, root):
                         seen.add(candidate)
                         yield candidate
+
+
+def discover_workspace(folder: Path, exclude: Iterable[str] = ()) -> list[Path]:
+    """Python files of a workspace folder, honouring .gitignore when the folder is in a git work
+    tree (git itself answers, so nested .gitignore files, info/exclude and global excludes all
+    count), then the `exclude` globs relative to the folder."""
+    patterns = tuple(exclude)
+    listed = _git_files(folder)
+    if listed is None:
+        return list(discover([folder], patterns, folder))
+    files = []
+    for relative in listed:
+        candidate = folder / relative
+        if any(part in DEFAULT_EXCLUDED_DIRS for part in Path(relative).parts):
+            continue
+        if candidate.is_file() and not _excluded(candidate, patterns, folder):
+            files.append(candidate)
+    return sorted(files)
+
+
+def _git_files(folder: Path) -> list[str] | None:
+    """Tracked and untracked-but-not-ignored .py files under `folder`, or None without git."""
+    import subprocess
+
+    try:
+        completed = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if completed.returncode != 0:
+        return None  # not a git work tree
+    names = completed.stdout.decode("utf-8", errors="surrogateescape").split("\0")
+    return sorted({n for n in names if n.endswith(".py")})

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import bisect
+import difflib
+import re
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -294,6 +296,43 @@ def _line_edit(first_line: int, old: list[str], new: list[str]) -> Edit:
     added = new[prefix : len(new) - suffix]
     text = "".join(line + "\n" for line in added)
     return Edit(Span(start, 0, start + len(removed), 0), text)
+
+
+def text_edits(before: str, after: str) -> list[Edit]:
+    """Whole-line edits that turn `before` into `after`, touching only the lines that differ
+    (fix-all in an editor: the cursor and folds elsewhere stay put)."""
+    old, new = _lines_with_breaks(before), _lines_with_breaks(after)
+    last_lines = SourceFile(before).lines
+    document_end = (len(last_lines), len(last_lines[-1]))
+
+    def start_of(index: int) -> tuple[int, int]:
+        return (index + 1, 0) if index < len(old) else document_end
+
+    edits: list[Edit] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            (start_line, start_col), (end_line, end_col) = start_of(i1), start_of(i2)
+            edits.append(Edit(Span(start_line, start_col, end_line, end_col), "".join(new[j1:j2])))
+    return edits
+
+
+def _lines_with_breaks(text: str) -> list[str]:
+    parts = _BREAK.split(text)
+    lines = ["".join(parts[i : i + 2]) for i in range(0, len(parts), 2)]
+    return lines if lines and lines[-1] else lines[:-1]
+
+
+_BREAK = re.compile(r"(\r\n|\r|\n)")
+
+
+def parses(text: str) -> bool:
+    """Whether `text` is valid Python (rewrites never write code that is not)."""
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def line_ending(text: str) -> str:

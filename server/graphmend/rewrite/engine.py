@@ -8,7 +8,6 @@ Code that does not parse is never produced: each step's output is parsed before 
 
 from __future__ import annotations
 
-import ast
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from ..analysis import analyze_detailed
 from ..config import Config
 from ..findings import Finding, Span
-from .context import FixContext, apply_edits
+from .context import FixContext, apply_edits, parses
 from .fixers import fixers_for
 from .model import DeclineError, Declined, Fix, Safety
 
@@ -98,23 +97,15 @@ def _key(finding: Finding, text_lines: list[str]) -> tuple[str, str, str]:
     return finding.code, finding.function, snippet.strip()
 
 
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except (SyntaxError, ValueError):
-        return False
-    return True
-
-
 def _accepted(text: str, batch: list[tuple[tuple[str, str, str], Fix]], declined: dict) -> list[tuple[tuple[str, str, str], Fix]]:
     """The fixes of `batch` to apply: all of them when the result parses; otherwise the first one
     that parses alone (the others are planned again on the next analysis)."""
     if not batch:
         return []
-    if _parses(apply_edits(text, [edit for _, fix in batch for edit in fix.edits])):
+    if parses(apply_edits(text, [edit for _, fix in batch for edit in fix.edits])):
         return batch
     for key, fix in batch:
-        if _parses(apply_edits(text, fix.edits)):
+        if parses(apply_edits(text, fix.edits)):
             return [(key, fix)]
         declined[key] = Declined(fix.finding, "the rewrite would not parse; left as is", "generated-code")
     return []

@@ -1,0 +1,117 @@
+"""Code actions for one document version, from the stored analysis (never from the client's
+`context.diagnostics`: Neovim 0.7 sends only what its user code builds).
+
+- a quick fix per finding with a rewrite: safe ones preferred, unsafe ones titled with what they
+  change (and offered only when the `unsafeQuickFixes` setting allows);
+- for a finding no fixer can rewrite, a disabled action that says why, where the client shows
+  disabled actions (VS Code);
+- "Ignore GMxxx on this line";
+- `source.fixAll.graphmend`: every safe fix in the file, to a fixed point.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from ..analysis.rules import PARSE_ERROR_CODE
+from ..findings import Edit
+from ..rewrite import Declined, fix_source, plan_fix
+from ..rewrite.context import FixContext, text_edits
+from ..rewrite.model import Safety
+from ..rewrite.suppress import suppression_edit
+from .convert import to_diagnostic, to_text_edits
+from .documents import Analysis
+
+FIX_ALL_KIND = "source.fixAll.graphmend"
+
+
+def wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether the client asked for actions of `kind` (`only` lists kinds or their prefixes)."""
+    return only is None or any(kind == o or kind.startswith(o + ".") for o in only)
+
+
+def code_actions(
+    analysis: Analysis,
+    first_line: int,
+    last_line: int,
+    only: Sequence[str] | None,
+    codec: PositionCodec,
+    *,
+    unsafe: bool,
+    disabled_support: bool,
+    docs_url: str,
+    path: str,
+) -> list[types.CodeAction]:
+    """Actions for the findings on lines `first_line`..`last_line` (1-based), and fix-all."""
+    actions: list[types.CodeAction] = []
+    in_range = [f for f in analysis.findings if f.span.start_line <= last_line and f.span.end_line >= first_line and f.code != PARSE_ERROR_CODE]
+    context = FixContext(analysis.result) if analysis.parses and in_range else None
+    safe_fix_here = False
+    for finding in in_range:
+        if finding not in analysis.result.findings:
+            continue  # kept from the last version that parsed: its positions are not this text's
+        diagnostic = to_diagnostic(finding, analysis.uri, codec, analysis.lines, docs_url)
+        if wanted(types.CodeActionKind.QuickFix, only) and context is not None:
+            outcome = plan_fix(finding, context, unsafe=unsafe)
+            if isinstance(outcome, Declined):
+                if disabled_support and outcome.key not in ("no-fixer", "unsafe-only"):
+                    actions.append(
+                        types.CodeAction(
+                            title=f"GraphMend: cannot rewrite {finding.code} safely",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=[diagnostic],
+                            disabled=types.CodeActionDisabled(reason=outcome.reason),
+                        )
+                    )
+            else:
+                safe = outcome.safety is Safety.SAFE
+                safe_fix_here = safe_fix_here or safe
+                title = f"{outcome.title} ({finding.code})" if safe else f"Unsafe: {outcome.title} ({finding.code})"
+                actions.append(_edit_action(analysis, codec, title, types.CodeActionKind.QuickFix, outcome.edits, [diagnostic], preferred=safe))
+        if wanted(types.CodeActionKind.QuickFix, only):
+            edit = suppression_edit(analysis.text, finding)
+            if edit is not None:
+                title = f"Ignore {finding.code} on this line"
+                actions.append(_edit_action(analysis, codec, title, types.CodeActionKind.QuickFix, (edit,), [diagnostic], preferred=False))
+    explicit_fix_all = only is not None and wanted(FIX_ALL_KIND, only)
+    if analysis.parses and (explicit_fix_all or (safe_fix_here and wanted(FIX_ALL_KIND, only))):
+        fix_all = fix_all_action(analysis, codec, path)
+        if fix_all is not None:
+            actions.append(fix_all)
+    return actions
+
+
+def fix_all_action(analysis: Analysis, codec: PositionCodec, path: str) -> types.CodeAction | None:
+    """Every safe fix in the document, as minimal line edits."""
+    result = fix_source(analysis.text, path, analysis.config)
+    if not result.changed:
+        return None
+    count = len(result.applied)
+    title = f"GraphMend: fix {count} graph break{'s' if count != 1 else ''} in this file (safe rewrites)"
+    return _edit_action(analysis, codec, title, FIX_ALL_KIND, text_edits(analysis.text, result.fixed), None, preferred=False)
+
+
+def _edit_action(
+    analysis: Analysis,
+    codec: PositionCodec,
+    title: str,
+    kind: str,
+    edits: Sequence[Edit],
+    diagnostics: list[types.Diagnostic] | None,
+    preferred: bool,
+) -> types.CodeAction:
+    text_edits_ = to_text_edits(edits, codec, analysis.lines, analysis.ending)
+    document = types.OptionalVersionedTextDocumentIdentifier(uri=analysis.uri, version=analysis.version)
+    return types.CodeAction(
+        title=title,
+        kind=kind,
+        diagnostics=diagnostics,
+        is_preferred=preferred or None,
+        edit=types.WorkspaceEdit(
+            changes={analysis.uri: text_edits_},
+            document_changes=[types.TextDocumentEdit(text_document=document, edits=list(text_edits_))],
+        ),
+    )

@@ -1,0 +1,158 @@
+"""What the server knows about each open document: one analysis per (uri, version).
+
+Diagnostics, code actions and fix-all all read the analysis stored for the document's current
+version; nothing re-analyses on its own. A version whose text does not parse (half-typed code)
+shows the syntax error (GM000) together with the findings of the last version that parsed, so the
+list does not flicker empty on every keystroke.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..analysis import AnalysisResult, analyze_detailed
+from ..analysis.rules import PARSE_ERROR_CODE
+from ..analysis.source import SourceFile
+from ..config import Config, ConfigError, load_config
+from ..findings import Finding
+from ..rewrite.context import line_ending
+from .settings import Settings
+
+
+@dataclass
+class Analysis:
+    """One version of one document, analysed."""
+
+    uri: str
+    version: int | None
+    text: str
+    result: AnalysisResult  # with facts (tree, kinds) when the text parses: the fixers need them
+    findings: list[Finding]  # what is shown: the result's, or GM000 plus the last good ones
+    config: Config
+    generation: int = 0  # the server's settings generation it was made under
+    lines: list[str] = field(init=False)
+    ending: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = SourceFile(self.text).lines
+        self.ending = line_ending(self.text)
+
+    @property
+    def parses(self) -> bool:
+        return self.result.tree is not None
+
+
+class ConfigCache:
+    """`[tool.graphmend]` for a file, re-read when a pyproject.toml changes on disk (its mtime), so
+    editing the project's configuration takes effect without restarting the server."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[Path, tuple[int, Config | None, str | None]] = {}  # path -> (mtime, config, error)
+        self._lock = threading.Lock()
+
+    def config_for(self, file: Path | None) -> tuple[Config, str | None]:
+        """The configuration for `file` and the error that made it fall back to defaults, if any."""
+        if file is None:
+            return Config(), None
+        directory = file.parent
+        for folder in [directory, *directory.parents]:
+            candidate = folder / "pyproject.toml"
+            try:
+                mtime = candidate.stat().st_mtime_ns
+            except OSError:
+                continue
+            config, error = self._load(candidate, mtime)
+            if config is not None or error is not None:
+                return (config or Config()), error
+        return Config(), None
+
+    def _load(self, path: Path, mtime: int) -> tuple[Config | None, str | None]:
+        with self._lock:
+            cached = self._parsed.get(path)
+            if cached is not None and cached[0] == mtime:
+                return cached[1], cached[2]
+        config: Config | None = None
+        error: str | None = None
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data.get("tool"), dict) and "graphmend" in data["tool"]:
+                config = load_config(path)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            pass  # not ours to judge: a broken pyproject without our table is skipped, as the CLI does
+        except ConfigError as exc:
+            error = str(exc)
+        with self._lock:
+            self._parsed[path] = (mtime, config, error)
+        return config, error
+
+
+def editor_config(config: Config, settings: Settings) -> Config:
+    """The file's configuration with the editor's overrides."""
+    return config.with_overrides(select=settings.select, ignore=settings.ignore, compile_forward=settings.compile_forward)
+
+
+class DocumentStore:
+    """The latest analysis of every open document, and the findings of its last version that parsed."""
+
+    def __init__(self) -> None:
+        self._analyses: dict[str, Analysis] = {}
+        self._last_good: dict[str, list[Finding]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, uri: str) -> Analysis | None:
+        with self._lock:
+            return self._analyses.get(uri)
+
+    def current(self, uri: str, version: int | None) -> Analysis | None:
+        """The stored analysis when it is of `version` (None: any)."""
+        analysis = self.get(uri)
+        if analysis is None or (version is not None and analysis.version != version):
+            return None
+        return analysis
+
+    def analyze(self, uri: str, version: int | None, text: str, path: str, config: Config, generation: int = 0) -> Analysis:
+        """Analyse one version and store it, unless a newer version was stored meanwhile."""
+        result = analyze_detailed(text, path, config, keep_facts=True)
+        with self._lock:
+            if result.tree is not None:
+                findings = list(result.findings)
+                self._last_good[uri] = findings
+            else:
+                kept = [f for f in self._last_good.get(uri, []) if f.code != PARSE_ERROR_CODE]
+                findings = [*result.findings, *kept]
+            analysis = Analysis(uri, version, text, result, findings, config, generation)
+            stored = self._analyses.get(uri)
+            if stored is None or stored.version is None or version is None or version >= stored.version:
+                self._analyses[uri] = analysis
+        return analysis
+
+    def forget(self, uri: str) -> None:
+        with self._lock:
+            self._analyses.pop(uri, None)
+            self._last_good.pop(uri, None)
+
+    def uris(self) -> list[str]:
+        with self._lock:
+            return list(self._analyses)
+
+
+def path_of(uri: str) -> Path | None:
+    """The file system path of a `file:` URI (None for untitled buffers and other schemes)."""
+    from pygls.uris import to_fs_path
+
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def display_name(uri: str) -> str:
+    path = path_of(uri)
+    if path is None:
+        return uri
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

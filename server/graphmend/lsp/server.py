@@ -1,0 +1,506 @@
+"""`graphmend lsp`: the analyser and the rewrites served to any editor over the Language Server
+Protocol (pygls 2).
+
+Diagnostics are pulled (`textDocument/diagnostic`) when the client supports it and pushed
+otherwise, never both: VS Code shows a problem twice when it receives it both ways. Analysis runs
+off the event loop, debounced per document while the user types; everything else (code actions,
+fix-all, pull requests) reads the analysis stored for the document's current version.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..config import Config
+from . import workspace as workspace_ops
+from .actions import FIX_ALL_KIND, code_actions
+from .convert import SOURCE, to_diagnostic
+from .documents import Analysis, ConfigCache, DocumentStore, display_name, editor_config, path_of
+from .settings import Settings, parse_settings
+
+logger = logging.getLogger(__name__)
+
+MEND_WORKSPACE = "graphmend.mendWorkspace"
+CHECK_WORKSPACE = "graphmend.checkWorkspace"
+
+
+@dataclass
+class _Text:
+    uri: str
+    version: int | None
+    text: str
+
+
+class GraphMendServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = Settings()
+        self.store = DocumentStore()
+        self.configs = ConfigCache()
+        self.pull = False  # decided at initialization
+        self.generation = 0  # bumped when settings or configuration change every document's result
+        self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmend-analysis")
+        self._scheduled: dict[str, asyncio.Task] = {}
+        self._shown_errors: set[str] = set()
+        self._pushed_closed: set[str] = set()  # uris given diagnostics by checkWorkspace while closed
+        self._pending_problems: list[str] = []
+
+    # -- capabilities -----------------------------------------------------------------------------
+    def _capability(self, *path: str) -> Any:
+        value: Any = self.client_capabilities
+        for name in path:
+            value = getattr(value, name, None) if value is not None else None
+        return value
+
+    @property
+    def disabled_support(self) -> bool:
+        return bool(self._capability("text_document", "code_action", "disabled_support"))
+
+    @property
+    def progress_support(self) -> bool:
+        return bool(self._capability("window", "work_done_progress"))
+
+    @property
+    def document_changes_support(self) -> bool:
+        return bool(self._capability("workspace", "workspace_edit", "document_changes"))
+
+    # -- messages -------------------------------------------------------------------------------
+    def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def show_once(self, key: str, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        if key not in self._shown_errors:
+            self._shown_errors.add(key)
+            self.show(message, kind)
+
+    # -- configuration --------------------------------------------------------------------------
+    def config_for(self, path: Path | None) -> Config:
+        config, error = self.configs.config_for(path)
+        if error is not None:
+            self.show_once(f"config:{error}", f"GraphMend: {error}; using the default configuration", types.MessageType.Error)
+        return editor_config(config, self.settings)
+
+    def apply_settings(self, raw: Any) -> None:
+        parsed = parse_settings(raw, self.settings)
+        for problem in parsed.problems:
+            self.show(problem)
+        if parsed.settings != self.settings:
+            self.settings = parsed.settings
+            self.refresh_all()
+
+    # -- analysis -------------------------------------------------------------------------------
+    def _text(self, uri: str) -> _Text | None:
+        try:
+            document = self.workspace.get_text_document(uri)
+            return _Text(uri, document.version, document.source)
+        except Exception:  # noqa: BLE001 - a document the client never opened
+            return None
+
+    def _stored(self, uri: str) -> tuple[_Text | None, Analysis | None]:
+        """The document's current text, and its stored analysis when that is still fresh: of this
+        text, under the current settings and configuration."""
+        current = self._text(uri)
+        if current is None:
+            return None, None
+        stored = self.store.current(uri, current.version)
+        if stored is not None and stored.generation == self.generation and stored.text == current.text:
+            return current, stored
+        return current, None
+
+    async def analyze_now(self, uri: str) -> Analysis | None:
+        """Analyse the document's current text (off the event loop) and store the result."""
+        current, stored = self._stored(uri)
+        if current is None or stored is not None:
+            return stored
+        path = path_of(uri)
+        config = self.config_for(path)
+        size = len(current.text.encode("utf-8", errors="surrogatepass"))
+        if size > config.max_file_bytes:
+            self.show_once(
+                f"large:{uri}",
+                f"GraphMend: {display_name(uri)} has {size:,} bytes, more than max-file-bytes ({config.max_file_bytes:,}); not analysed",
+                types.MessageType.Info,
+            )
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self.analysis_pool, self.store.analyze, uri, current.version, current.text, str(path or uri), config, self.generation
+        )
+
+    def schedule(self, uri: str, delay: float) -> asyncio.Task:
+        """(Re)start the debounced analysis of a document; the newest call wins."""
+        previous = self._scheduled.get(uri)
+        if previous is not None and not previous.done():
+            previous.cancel()
+        task = asyncio.ensure_future(self._debounced(uri, delay))
+        self._scheduled[uri] = task
+        return task
+
+    async def _debounced(self, uri: str, delay: float) -> Analysis | None:
+        if delay > 0:
+            await asyncio.sleep(delay)
+        try:
+            analysis = await self.analyze_now(uri)
+        except Exception as exc:  # noqa: BLE001 - never let one document take the server down
+            logger.exception("analysis of %s failed", uri)
+            self.show_once(f"crash:{uri}", f"GraphMend could not analyse {display_name(uri)}: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            return None
+        if analysis is not None and not self.pull:
+            self.publish(analysis)
+        return analysis
+
+    async def analysis_for(self, uri: str) -> Analysis | None:
+        """The analysis of the document's current version, waiting for a pending one if needed."""
+        current, stored = self._stored(uri)
+        if current is None or stored is not None:
+            return stored
+        pending = self._scheduled.get(uri)
+        if pending is not None and not pending.done():
+            try:
+                await asyncio.shield(pending)
+            except asyncio.CancelledError:
+                pass  # superseded by a newer edit: analyse what is there now
+        return await self.analyze_now(uri)
+
+    def diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
+        codec = self.workspace.position_codec
+        return [to_diagnostic(f, analysis.uri, codec, analysis.lines, self.settings.docs_url) for f in analysis.findings]
+
+    def publish(self, analysis: Analysis) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=analysis.uri, version=analysis.version, diagnostics=self.diagnostics(analysis))
+        )
+
+    def clear(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    def refresh_all(self) -> None:
+        """Settings or a pyproject.toml changed: every open document's result may differ."""
+        self.generation += 1
+        for uri in list(self.workspace.text_documents):
+            self.schedule(uri, 0)
+        if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    def result_id(self, analysis: Analysis) -> str:
+        return f"{analysis.version}:{self.generation}:{hash(analysis.text)}"
+
+
+server = GraphMendServer()
+
+
+# -- lifecycle ----------------------------------------------------------------------------------
+@server.feature(types.INITIALIZE)
+def initialize(ls: GraphMendServer, params: types.InitializeParams) -> None:
+    parsed = parse_settings(params.initialization_options)
+    ls.settings = parsed.settings
+    ls._pending_problems = parsed.problems
+    client_pulls = params.capabilities.text_document is not None and params.capabilities.text_document.diagnostic is not None
+    mode = ls.settings.diagnostic_mode
+    ls.pull = mode == "pull" or (mode == "auto" and client_pulls)
+    if ls.pull:
+        # Registered here, before pygls computes the capabilities: only a pull client is told
+        # the server answers pulls, so no client ever gets diagnostics both ways.
+        ls.feature(
+            types.TEXT_DOCUMENT_DIAGNOSTIC,
+            types.DiagnosticOptions(identifier=SOURCE, inter_file_dependencies=ls.settings.cross_file, workspace_diagnostics=False),
+        )(pull_diagnostics)
+
+
+@server.feature(types.INITIALIZED)
+async def initialized(ls: GraphMendServer, params: types.InitializedParams) -> None:
+    for problem in ls._pending_problems:
+        ls.show(problem)
+    ls._pending_problems = []
+    if ls._capability("workspace", "did_change_watched_files", "dynamic_registration"):
+        watcher = types.FileSystemWatcher(glob_pattern="**/pyproject.toml")
+        registration = types.Registration(
+            id=str(uuid.uuid4()),
+            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+            register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher]),
+        )
+        try:
+            await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+        except Exception:  # noqa: BLE001 - without a watcher, configuration is still re-read on save
+            logger.info("the client did not accept the pyproject.toml watcher")
+    if ls._capability("workspace", "configuration"):
+        await _pull_configuration(ls)
+
+
+async def _pull_configuration(ls: GraphMendServer) -> None:
+    try:
+        answer = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section="graphmend")]))
+    except Exception:  # noqa: BLE001 - a client may refuse; the initialization options stand
+        return
+    if answer and isinstance(answer[0], dict):
+        ls.apply_settings(answer[0])
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: GraphMendServer, params: types.DidChangeConfigurationParams) -> None:
+    settings = params.settings
+    if isinstance(settings, dict) and settings:
+        ls.apply_settings(settings)
+    elif ls._capability("workspace", "configuration"):
+        await _pull_configuration(ls)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: GraphMendServer, params: types.DidChangeWatchedFilesParams) -> None:
+    if any(change.uri.endswith("pyproject.toml") for change in params.changes):
+        ls.refresh_all()
+
+
+# -- documents ----------------------------------------------------------------------------------
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: GraphMendServer, params: types.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if uri in ls._pushed_closed and ls.pull:
+        ls._pushed_closed.discard(uri)
+        ls.clear(uri)  # from now on the client pulls them: never show both
+    ls.schedule(uri, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: GraphMendServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, ls.settings.debounce_ms / 1000)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: GraphMendServer, params: types.DidSaveTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    if uri.endswith("pyproject.toml"):
+        ls.refresh_all()
+    else:
+        ls.schedule(uri, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: GraphMendServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    task = ls._scheduled.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    ls.store.forget(uri)
+    if not ls.pull:
+        ls.clear(uri)
+
+
+async def pull_diagnostics(ls: GraphMendServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    analysis = await ls.analysis_for(params.text_document.uri)
+    if analysis is None:
+        return types.RelatedFullDocumentDiagnosticReport(items=[])
+    result_id = ls.result_id(analysis)
+    if params.previous_result_id == result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics(analysis), result_id=result_id)
+
+
+# -- code actions -------------------------------------------------------------------------------
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False),
+)
+async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    analysis = await ls.analysis_for(uri)
+    if analysis is None:
+        return []
+    path = path_of(uri)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        ls.analysis_pool,
+        lambda: code_actions(
+            analysis,
+            params.range.start.line + 1,
+            params.range.end.line + 1,
+            params.context.only,
+            ls.workspace.position_codec,
+            unsafe=ls.settings.unsafe_quick_fixes,
+            disabled_support=ls.disabled_support,
+            docs_url=ls.settings.docs_url,
+            path=str(path or uri),
+        ),
+    )
+
+
+# -- workspace commands -------------------------------------------------------------------------
+def _folders(ls: GraphMendServer) -> list[Path]:
+    folders = [path_of(f.uri) for f in (ls.workspace.folders or {}).values()]
+    found = [f for f in folders if f is not None and f.is_dir()]
+    if not found and ls.workspace.root_path:
+        found = [Path(ls.workspace.root_path)]
+    return found
+
+
+class _Progress:
+    """Work-done progress when the client supports it (cancellable), nothing otherwise."""
+
+    def __init__(self, ls: GraphMendServer, title: str) -> None:
+        self.ls = ls
+        self.title = title
+        self.token: str | None = None
+
+    async def begin(self) -> None:
+        if not self.ls.progress_support:
+            return
+        token = str(uuid.uuid4())
+        try:
+            await self.ls.work_done_progress.create_async(token)
+        except Exception:  # noqa: BLE001 - a client that refuses progress still gets the result
+            return
+        self.token = token
+        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True, percentage=0))
+
+    def report(self, done: int, total: int) -> None:
+        if self.token is not None:
+            percentage = int(100 * done / total) if total else 100
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percentage))
+
+    def cancelled(self) -> bool:
+        future = self.ls.work_done_progress.tokens.get(self.token) if self.token is not None else None
+        return bool(future is not None and future.cancelled())
+
+    def end(self, message: str) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+
+
+def _open_texts(ls: GraphMendServer) -> dict[Path, workspace_ops.OpenText]:
+    texts: dict[Path, workspace_ops.OpenText] = {}
+    for uri, document in list(ls.workspace.text_documents.items()):
+        path = path_of(uri)
+        if path is not None:
+            texts[path.resolve()] = workspace_ops.OpenText(uri, document.version, document.source)
+    return texts
+
+
+@server.command(MEND_WORKSPACE)
+async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
+    """Apply every safe fix in the workspace folders through one `workspace/applyEdit`."""
+    progress = _Progress(ls, "GraphMend: mend workspace")
+    await progress.begin()
+    summary = workspace_ops.MendSummary()
+    loop = asyncio.get_running_loop()
+    open_texts = _open_texts(ls)
+
+    def config_for(path: Path) -> Config:
+        return ls.config_for(path)
+
+    files = await loop.run_in_executor(
+        ls.analysis_pool, lambda: [p.resolve() for p in workspace_ops.workspace_files(_folders(ls), ls.settings.exclude, config_for)]
+    )
+    jobs = workspace_ops.fix_jobs(files, open_texts, config_for)
+    results, cancelled = await loop.run_in_executor(
+        ls.analysis_pool,
+        lambda: workspace_ops.run_jobs(
+            workspace_ops.fix_one, jobs, workspace_ops.worker_count(ls.settings.jobs), progress.cancelled, progress.report
+        ),
+    )
+    summary.cancelled = cancelled
+    edits: list[types.TextDocumentEdit] = []
+    changes: dict[str, list[types.TextEdit]] = {}
+    for result in sorted(results, key=lambda r: str(r.path)):
+        summary.add(result)
+        if result.fixed is None or result.fixed == result.original:
+            continue
+        opened = open_texts.get(result.path)
+        now = ls._text(opened.uri) if opened is not None else None
+        if opened is not None and (now is None or now.version != opened.version):
+            summary.skipped.append(f"{result.path}: edited while the workspace was being mended")
+            continue
+        uri = opened.uri if opened is not None else result.path.as_uri()
+        document_edit = workspace_ops.document_edit(result, uri, opened.version if opened is not None else None, ls.workspace.position_codec)
+        summary.changed += 1
+        summary.fixed += result.applied
+        changes[uri] = list(document_edit.edits)  # type: ignore[arg-type]
+        edits.append(document_edit)
+    applied = True
+    if changes:
+        edit = types.WorkspaceEdit(document_changes=edits) if ls.document_changes_support else types.WorkspaceEdit(changes=changes)
+        try:
+            response = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="GraphMend: mend workspace"))
+            applied = bool(response.applied)
+            if not applied:
+                summary.skipped.append(f"the editor did not apply the edit ({response.failure_reason or 'no reason given'})")
+        except Exception as exc:  # noqa: BLE001 - report, do not crash
+            applied = False
+            summary.skipped.append(f"the editor did not apply the edit ({exc})")
+    message = summary.message()
+    progress.end(message)
+    ls.show(message, types.MessageType.Info if applied else types.MessageType.Warning)
+    for problem in summary.skipped[:5]:
+        ls.window_log_message(types.LogMessageParams(type=types.MessageType.Info, message=f"GraphMend: skipped {problem}"))
+    return {
+        "files": summary.files,
+        "changed": summary.changed if applied else 0,
+        "fixed": summary.fixed if applied else 0,
+        "left": summary.left,
+        "declined": dict(summary.declined),
+        "skipped": summary.skipped,
+        "applied": applied,
+        "cancelled": summary.cancelled,
+    }
+
+
+@server.command(CHECK_WORKSPACE)
+async def check_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
+    """Diagnostics for the workspace files that are not open (open ones have theirs already)."""
+    progress = _Progress(ls, "GraphMend: check workspace")
+    await progress.begin()
+    loop = asyncio.get_running_loop()
+    open_paths = set(_open_texts(ls))
+
+    def config_for(path: Path) -> Config:
+        return ls.config_for(path)
+
+    files = await loop.run_in_executor(
+        ls.analysis_pool, lambda: [p.resolve() for p in workspace_ops.workspace_files(_folders(ls), ls.settings.exclude, config_for)]
+    )
+    closed = [p for p in files if p not in open_paths]
+    encoding = str(ls.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+    jobs = workspace_ops.check_jobs(closed, config_for, encoding, ls.settings.docs_url)
+    results, cancelled = await loop.run_in_executor(
+        ls.analysis_pool,
+        lambda: workspace_ops.run_jobs(workspace_ops.check_one, jobs, workspace_ops.worker_count(ls.settings.jobs), progress.cancelled, progress.report),
+    )
+    findings = files_with = 0
+    skipped: list[str] = []
+    for path, diagnostics, skip_reason in results:
+        if diagnostics is None:
+            skipped.append(f"{path}: {skip_reason}")
+            continue
+        uri = path.as_uri()
+        if diagnostics or uri in ls._pushed_closed:
+            ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics))
+        if diagnostics:
+            ls._pushed_closed.add(uri)
+            findings += len(diagnostics)
+            files_with += 1
+        else:
+            ls._pushed_closed.discard(uri)
+    message = (
+        f"GraphMend: {findings} graph break{'s' if findings != 1 else ''} in {files_with} of {len(results)} closed "
+        f"file{'s' if len(results) != 1 else ''}" + (f"; skipped {len(skipped)}" if skipped else "") + (" - cancelled." if cancelled else ".")
+    )
+    progress.end(message)
+    ls.show(message, types.MessageType.Info)
+    return {"files": len(results), "files_with_findings": files_with, "findings": findings, "skipped": skipped, "cancelled": cancelled}
+
+
+def main(tcp: int | None = None, host: str = "127.0.0.1") -> None:
+    logging.basicConfig(level=logging.WARNING, format="graphmend-lsp %(levelname)s %(name)s: %(message)s")
+    if tcp is not None:
+        server.start_tcp(host, tcp)
+    else:
+        server.start_io()

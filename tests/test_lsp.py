@@ -1,0 +1,296 @@
+"""The language server end to end (pytest-lsp): every test runs once per recorded client profile.
+
+Pull clients must get diagnostics only by pulling and push clients only by push (VS Code lists a
+problem twice otherwise). Code actions are asked for without `context.diagnostics`, as Neovim 0.7
+does, so they must come from the server's own store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from graphmend.rewrite import fix_source
+
+from .lsp_client import (
+    PROFILES,
+    SERVER,
+    apply_text_edits,
+    capabilities,
+    change_document,
+    diagnostics,
+    edits_for,
+    open_document,
+    pulls,
+    wait_until,
+)
+
+MODEL = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        z = y + 1
+    else:
+        z = y - 1
+    print("done")
+    return z
+
+
+@torch.compile
+def g(x):
+    for _ in range(2):
+        x = x + x.sum().item()
+    return x
+'''
+
+
+@pytest_lsp.fixture(config=SERVER, params=PROFILES)
+async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path: Path):
+    lsp_client.applied_edits = []
+    lsp_client.profile = request.param
+    lsp_client.workspace_path = tmp_path
+
+    lsp_client.registrations = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:  # real clients answer this; pytest-lsp does not
+        lsp_client.registrations.extend(params.registrations)
+
+    @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        lsp_client.applied_edits.append(params)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    result = await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=capabilities(request.param),
+            root_uri=tmp_path.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
+        )
+    )
+    lsp_client.encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
+    lsp_client.server_capabilities_ = result.capabilities
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _actions_at(client: LanguageClient, uri: str, line: int, character: int = 0, only: list[str] | None = None) -> list[types.CodeAction]:
+    """Code actions at a position, asked for without diagnostics in the context (as Neovim 0.7)."""
+    position = types.Position(line=line, character=character)
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=position, end=position),
+            context=types.CodeActionContext(diagnostics=[], only=only),
+        )
+    )
+
+
+def _write(client: LanguageClient, name: str, text: str) -> Path:
+    path = client.workspace_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def test_diagnostics_come_one_way_only_with_codes_links_and_related_loops(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    assert (client.server_capabilities_.diagnostic_provider is not None) == pull
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    found = await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    codes = [d.code for d in found]
+    assert codes == ["GM101", "GM301", "GM201"]
+    first = found[0]
+    assert (first.range.start.line, first.range.start.character) == (6, 7)
+    assert first.source == "graphmend" and first.severity == types.DiagnosticSeverity.Warning
+    assert first.code_description is not None and first.code_description.href.endswith("#gm101-tensor-if")
+    in_loop = found[2]
+    assert in_loop.severity == types.DiagnosticSeverity.Error  # the whole function runs eagerly
+    assert in_loop.related_information and in_loop.related_information[0].location.range.start.line == 16
+    if pull:
+        await asyncio.sleep(0.5)
+        assert not client.diagnostics.get(uri), "a pull client was also sent pushed diagnostics"
+
+
+async def test_quick_fix_without_context_diagnostics_rewrites_the_branch(client: LanguageClient) -> None:
+    path = _write(client, "model.py", MODEL)
+    uri = open_document(client, path)
+    await diagnostics(client, uri, pulls(client.profile), lambda d: len(d) >= 3)
+    actions = await _actions_at(client, uri, 6)
+    titles = [a.title for a in actions]
+    preferred = [a for a in actions if a.is_preferred]
+    assert len(preferred) == 1 and preferred[0].title == "Select with torch.where instead of branching on a tensor (GM101)"
+    assert "Ignore GM101 on this line" in titles
+    fixed = apply_text_edits(MODEL, edits_for(preferred[0].edit, uri), client.encoding)
+    assert fixed == fix_source(MODEL, str(path), codes=frozenset({"GM101"})).fixed
+
+
+async def test_unsafe_quick_fix_says_what_changes_and_ignore_adds_a_comment(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    actions = await _actions_at(client, uri, 10, 4)
+    unsafe = next(a for a in actions if a.title.startswith("Unsafe: "))
+    assert "only outside torch.compile" in unsafe.title and not unsafe.is_preferred
+    ignore = next(a for a in actions if a.title == "Ignore GM301 on this line")
+    ignored = apply_text_edits(MODEL, edits_for(ignore.edit, uri), client.encoding)
+    assert '    print("done")  # graphmend: ignore[GM301]\n' in ignored
+    change_document(client, uri, ignored, 2)
+    found = await diagnostics(client, uri, pull, lambda d: "GM301" not in [x.code for x in d])
+    assert [d.code for d in found] == ["GM101", "GM201"]
+
+
+async def test_fix_all_applies_every_safe_fix_of_the_file(client: LanguageClient) -> None:
+    path = _write(client, "model.py", MODEL)
+    uri = open_document(client, path)
+    await diagnostics(client, uri, pulls(client.profile), lambda d: len(d) >= 3)
+    actions = await _actions_at(client, uri, 0, only=[types.CodeActionKind.SourceFixAll])
+    (fix_all,) = actions
+    assert fix_all.kind == "source.fixAll.graphmend"
+    fixed = apply_text_edits(MODEL, edits_for(fix_all.edit, uri), client.encoding)
+    assert fixed == fix_source(MODEL, str(path)).fixed
+    assert 'print("done")' in fixed  # unsafe fixes are never part of fix-all
+
+
+async def test_positions_are_in_the_negotiated_encoding(client: LanguageClient) -> None:
+    text = MODEL.replace('    if y.sum() > 0:', '    s = "é😀"; t = y.sum().item()\n    if y.sum() > 0:')
+    uri = open_document(client, _write(client, "wide.py", text))
+    found = await diagnostics(client, uri, pulls(client.profile), lambda d: any(x.code == "GM201" and x.range.start.line == 6 for x in d))
+    item = next(d for d in found if d.code == "GM201" and d.range.start.line == 6)
+    line = text.split("\n")[6]
+    start = line.index("y.sum().item()")
+    from .lsp_client import units
+
+    assert item.range.start.character == units(line[:start], client.encoding)
+    assert item.range.end.character == units(line[: start + len("y.sum().item()")], client.encoding)
+
+
+async def test_half_typed_code_shows_the_syntax_error_and_keeps_the_findings(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    broken = MODEL.replace("    return z\n", "    return z +\n")
+    change_document(client, uri, broken, 2)
+    found = await diagnostics(client, uri, pull, lambda d: "GM000" in [x.code for x in d])
+    assert [d.code for d in found] == ["GM000", "GM101", "GM301", "GM201"]
+    change_document(client, uri, MODEL, 3)
+    found = await diagnostics(client, uri, pull, lambda d: "GM000" not in [x.code for x in d])
+    assert [d.code for d in found] == ["GM101", "GM301", "GM201"]
+
+
+async def test_a_burst_of_edits_ends_with_the_last_version(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    for version in range(2, 302):  # 300 keystrokes, no pause
+        text = MODEL.replace('print("done")', f'print("done {version}")') if version % 2 else MODEL.replace('    print("done")\n', "")
+        change_document(client, uri, text, version)
+    # the last version (301) keeps the print: three findings again, and the server still answers
+    found = await diagnostics(client, uri, pull, lambda d: [x.code for x in d] == ["GM101", "GM301", "GM201"] and "done 301" in d[1].message)
+    assert len(found) == 3
+    if not pull:
+        await asyncio.sleep(0.3)  # nothing stale arrives after the last version
+        assert list(client.diagnostics[uri]) == found
+
+
+async def test_settings_are_validated_and_applied(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"graphmend": {"ignore": ["GM3"], "debounceMs": "fast", "colour": 1}})
+    )
+    found = await diagnostics(client, uri, pull, lambda d: "GM301" not in [x.code for x in d])
+    assert [d.code for d in found] == ["GM101", "GM201"]
+    messages = await wait_until(lambda: [m.message for m in client.messages if "debounceMs" in m.message or "colour" in m.message] or None)
+    assert any("`debounceMs` must be a whole number" in m and "using the default (75)" in m for m in messages)
+    assert any("unknown setting `colour`" in m for m in messages)
+
+
+async def test_pyproject_changes_are_picked_up(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pull, lambda d: len(d) >= 3)
+    pyproject = _write(client, "pyproject.toml", '[tool.graphmend]\nignore = ["GM101"]\n')
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Created)])
+    )
+    found = await diagnostics(client, uri, pull, lambda d: "GM101" not in [x.code for x in d])
+    assert [d.code for d in found] == ["GM301", "GM201"]
+    _write(client, "pyproject.toml", '[tool.graphmend]\nignore = ["XX1"]\n')
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+    )
+    await wait_until(lambda: any("XX1" in m.message and "pyproject.toml" in m.message for m in client.messages))
+
+
+async def test_mend_workspace_fixes_open_and_closed_files_through_one_edit(client: LanguageClient) -> None:
+    import subprocess
+
+    root = client.workspace_path
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / ".gitignore").write_text("generated/\n", encoding="utf-8")
+    (root / "generated").mkdir()
+    (root / "generated" / "skipped.py").write_text(MODEL, encoding="utf-8")
+    (root / "vendor").mkdir()
+    (root / "vendor" / "third_party.py").write_text(MODEL, encoding="utf-8")
+    (root / "latin1.py").write_bytes(b"# \xe9\nimport torch\n")
+    closed = _write(client, "closed.py", MODEL)
+    opened = _write(client, "opened.py", MODEL)
+    unsaved = MODEL.replace("z = y + 1", "z = y + 2")
+    opened_uri = open_document(client, opened, unsaved, version=7)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"graphmend": {"exclude": ["vendor/**"]}}))
+    await asyncio.sleep(0.2)
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.mendWorkspace", arguments=[]))
+    assert result["applied"] is True and result["changed"] == 2 and result["fixed"] == 2
+    # per file: g's `.item()` stays (x's dtype is unknown), the print has only an unsafe fix
+    assert result["declined"] == {"dtype-unknown": 2} and result["left"] == 4
+    assert any("latin1.py" in s and "UTF-8" in s for s in result["skipped"])
+    (params,) = client.applied_edits
+    assert params.label == "GraphMend: mend workspace"
+    edit = params.edit
+    touched = sorted(
+        [c.text_document.uri for c in edit.document_changes] if edit.document_changes else list(edit.changes)  # type: ignore[union-attr]
+    )
+    assert touched == sorted([closed.as_uri(), opened_uri])
+    if edit.document_changes:
+        versions = {c.text_document.uri: c.text_document.version for c in edit.document_changes}  # type: ignore[union-attr]
+        assert versions == {opened_uri: 7, closed.as_uri(): None}
+    assert apply_text_edits(unsaved, edits_for(edit, opened_uri), client.encoding) == fix_source(unsaved, str(opened)).fixed
+    assert apply_text_edits(MODEL, edits_for(edit, closed.as_uri()), client.encoding) == fix_source(MODEL, str(closed)).fixed
+    if client.capabilities.window and client.capabilities.window.work_done_progress:
+        (reports,) = client.progress_reports.values()
+        assert reports[0].kind == "begin" and reports[0].cancellable and reports[-1].kind == "end"
+        assert "fixed 2 graph breaks in 2 files" in reports[-1].message
+    assert any("GraphMend: fixed 2 graph breaks" in m.message for m in client.messages)
+
+
+async def test_check_workspace_reports_closed_files(client: LanguageClient) -> None:
+    closed = _write(client, "closed.py", MODEL)
+    _write(client, "clean.py", "import torch\n\n\n@torch.compile\ndef f(x):\n    return x * 2\n")
+    opened_uri = open_document(client, _write(client, "opened.py", MODEL))
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.checkWorkspace", arguments=[]))
+    assert result["files"] == 2 and result["files_with_findings"] == 1 and result["findings"] == 3
+    pushed = await wait_until(lambda: client.diagnostics.get(closed.as_uri()))
+    assert [d.code for d in pushed] == ["GM101", "GM301", "GM201"]
+    if pulls(client.profile):
+        await asyncio.sleep(0.3)
+        assert not client.diagnostics.get(opened_uri), "an open document of a pull client got pushed diagnostics"
+
+
+async def test_a_file_above_max_file_bytes_is_reported_not_analysed(client: LanguageClient) -> None:
+    _write(client, "pyproject.toml", "[tool.graphmend]\nmax-file-bytes = 1000\n")
+    big = MODEL + "\n" + "\n".join(f"v{i} = {i}" for i in range(400)) + "\n"
+    uri = open_document(client, _write(client, "big.py", big))
+    message = await wait_until(lambda: [m.message for m in client.messages if "max-file-bytes" in m.message])
+    assert "big.py" in message[0] and "not analysed" in message[0]
+    if pulls(client.profile):
+        found = await diagnostics(client, uri, True)
+        assert found == []
