@@ -11,21 +11,10 @@ from pathlib import Path
 import pytest
 
 from .cli_runner import run
+from .samples import BRANCH_AND_PRINT
 
 # One safe fix (the pure if/else) and one finding with only an unsafe fix (the print).
-MODEL = '''import torch
-
-
-@torch.compile
-def f(x):
-    y = x * 2
-    if y.sum() > 0:
-        z = y + 1
-    else:
-        z = y - 1
-    print("done")
-    return z
-'''
+MODEL = BRANCH_AND_PRINT
 CLEAN = '''import torch
 
 

@@ -29,20 +29,9 @@ from .lsp_client import (
     pulls,
     wait_until,
 )
+from .samples import BRANCH_AND_PRINT
 
-MODEL = '''import torch
-
-
-@torch.compile
-def f(x):
-    y = x * 2
-    if y.sum() > 0:
-        z = y + 1
-    else:
-        z = y - 1
-    print("done")
-    return z
-
+MODEL = BRANCH_AND_PRINT + '''
 
 @torch.compile
 def g(x):
@@ -210,7 +199,7 @@ async def test_settings_are_validated_and_applied(client: LanguageClient) -> Non
     found = await diagnostics(client, uri, pull, lambda d: "GM301" not in [x.code for x in d])
     assert [d.code for d in found] == ["GM101", "GM201"]
     messages = await wait_until(lambda: [m.message for m in client.messages if "debounceMs" in m.message or "colour" in m.message] or None)
-    assert any("`debounceMs` must be a whole number" in m and "using the default (75)" in m for m in messages)
+    assert any("`debounceMs` must be a whole number" in m and "using the default (50)" in m for m in messages)
     assert any("unknown setting `colour`" in m for m in messages)
 
 
@@ -294,3 +283,50 @@ async def test_a_file_above_max_file_bytes_is_reported_not_analysed(client: Lang
     if pulls(client.profile):
         found = await diagnostics(client, uri, True)
         assert found == []
+
+
+HELPERS = '''import torch
+
+
+def scale(x):
+    if x.sum() > 0:
+        return x * 2
+    return x
+
+
+def unused(x):
+    if x.sum() > 0:
+        return x * 2
+    return x
+'''
+CALLER = '''import torch
+
+from helpers import scale
+
+
+@torch.compile
+def f(x):
+    return scale(x) + 1
+'''
+
+
+async def test_a_helper_called_from_compiled_code_in_another_file_is_analysed(client: LanguageClient) -> None:
+    pull = pulls(client.profile)
+    helpers_uri = open_document(client, _write(client, "helpers.py", HELPERS))
+    assert await diagnostics(client, helpers_uri, pull) == []  # nothing compiled calls it yet
+    open_document(client, _write(client, "model.py", CALLER))
+    found = await diagnostics(client, helpers_uri, pull, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in found] == [("GM101", 4)]  # in scale, not in unused
+
+
+async def test_the_lightbulb_fix_all_is_resolved_only_when_chosen(client: LanguageClient) -> None:
+    path = _write(client, "model.py", MODEL)
+    uri = open_document(client, path)
+    await diagnostics(client, uri, pulls(client.profile), lambda d: len(d) >= 3)
+    actions = await _actions_at(client, uri, 6)
+    (fix_all,) = [a for a in actions if a.kind == "source.fixAll.graphmend"]
+    if fix_all.edit is None:  # clients that resolve edits lazily get it on request
+        support = client.capabilities.text_document.code_action.resolve_support
+        assert support is not None and "edit" in support.properties
+        fix_all = await client.code_action_resolve_async(fix_all)
+    assert apply_text_edits(MODEL, edits_for(fix_all.edit, uri), client.encoding) == fix_source(MODEL, str(path)).fixed

@@ -44,6 +44,9 @@ class Config:
     max_file_bytes: int = 4_000_000
     dynamo_flags: tuple[str, ...] = ()  # torch._dynamo.config flags the program sets (process-wide)
     root: Path | None = None  # directory of the pyproject.toml the settings came from
+    # functions of this file called from compiled code in other files (found by the language
+    # server with jedi): ("helper" or "Class.method", why it counts as compiled)
+    extra_entries: tuple[tuple[str, str], ...] = ()
 
     def is_enabled(self, code: str) -> bool:
         """Whether findings with `code` are reported (GM000, the parse failure, always is)."""

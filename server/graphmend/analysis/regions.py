@@ -6,7 +6,8 @@ A graph break only matters in code dynamo traces. Entries are
 - targets of `torch.compile(f)`, `torch.compile(model)`, `torch.compile(model.method)`,
   `torch._dynamo.optimize(...)(f)` and `model.compile()` in the same file;
 - every `forward` of an nn.Module subclass, unless `compile-forward = false`: users compile whole
-  models, so a model file is compiled code even when the compile call lives elsewhere.
+  models, so a model file is compiled code even when the compile call lives elsewhere;
+- functions the language server found called from compiled code in other files (`extra`).
 The walker then follows calls from entries into functions and methods of the same file, so
 helpers are analysed as compiled too.
 """
@@ -32,7 +33,9 @@ class Entry:
     explicit: bool = True  # decorated with or passed to torch.compile, as opposed to a forward
 
 
-def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forward: bool) -> list[Entry]:
+def find_entries(
+    tree: ast.Module, index: ModuleIndex, text: str, compile_forward: bool, extra: tuple[tuple[str, str], ...] = ()
+) -> list[Entry]:
     entries: list[Entry] = []
     seen: set[int] = set()
 
@@ -51,6 +54,13 @@ def find_entries(tree: ast.Module, index: ModuleIndex, text: str, compile_forwar
             marked_lines.add(line)
     if marked_lines:
         _decorated_and_called(tree, index, marked_lines, add)
+    for qualified, reason in extra:  # called from compiled code in another file
+        owner, _, method = qualified.rpartition(".")
+        if owner:
+            info = index.classes.get(owner)
+            add(info.methods.get(method) if info is not None else None, info, reason, explicit=False)
+        else:
+            add(index.functions.get(qualified), None, reason, explicit=False)
     if compile_forward:
         for info in _parents_first(index):
             forward = info.methods.get("forward")

@@ -18,8 +18,8 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..analysis.rules import PARSE_ERROR_CODE
 from ..findings import Edit
-from ..rewrite import Declined, fix_source, plan_fix
-from ..rewrite.context import FixContext, text_edits
+from ..rewrite import Declined
+from ..rewrite.context import text_edits
 from ..rewrite.model import Safety
 from ..rewrite.suppress import suppression_edit
 from .convert import to_diagnostic, to_text_edits
@@ -42,20 +42,23 @@ def code_actions(
     *,
     unsafe: bool,
     disabled_support: bool,
+    resolve_support: bool,
     docs_url: str,
     path: str,
 ) -> list[types.CodeAction]:
-    """Actions for the findings on lines `first_line`..`last_line` (1-based), and fix-all."""
+    """Actions for the findings on lines `first_line`..`last_line` (1-based), and fix-all (its
+    edit left for `codeAction/resolve` when the client resolves edits lazily)."""
     actions: list[types.CodeAction] = []
-    in_range = [f for f in analysis.findings if f.span.start_line <= last_line and f.span.end_line >= first_line and f.code != PARSE_ERROR_CODE]
-    context = FixContext(analysis.result) if analysis.parses and in_range else None
+    own = analysis.result.findings
     safe_fix_here = False
-    for finding in in_range:
-        if finding not in analysis.result.findings:
+    for index, finding in enumerate(analysis.findings):
+        if not (finding.span.start_line <= last_line and finding.span.end_line >= first_line) or finding.code == PARSE_ERROR_CODE:
+            continue
+        if index >= len(own) or own[index] is not finding:
             continue  # kept from the last version that parsed: its positions are not this text's
         diagnostic = to_diagnostic(finding, analysis.uri, codec, analysis.lines, docs_url)
-        if wanted(types.CodeActionKind.QuickFix, only) and context is not None:
-            outcome = plan_fix(finding, context, unsafe=unsafe)
+        if wanted(types.CodeActionKind.QuickFix, only) and analysis.parses:
+            outcome = analysis.plan(index, unsafe)
             if isinstance(outcome, Declined):
                 if disabled_support and outcome.key not in ("no-fixer", "unsafe-only"):
                     actions.append(
@@ -72,21 +75,32 @@ def code_actions(
                 title = f"{outcome.title} ({finding.code})" if safe else f"Unsafe: {outcome.title} ({finding.code})"
                 actions.append(_edit_action(analysis, codec, title, types.CodeActionKind.QuickFix, outcome.edits, [diagnostic], preferred=safe))
         if wanted(types.CodeActionKind.QuickFix, only):
-            edit = suppression_edit(analysis.text, finding)
+            edit = suppression_edit(analysis.text, finding, analysis.lines, analysis.parses)
             if edit is not None:
                 title = f"Ignore {finding.code} on this line"
                 actions.append(_edit_action(analysis, codec, title, types.CodeActionKind.QuickFix, (edit,), [diagnostic], preferred=False))
     explicit_fix_all = only is not None and wanted(FIX_ALL_KIND, only)
     if analysis.parses and (explicit_fix_all or (safe_fix_here and wanted(FIX_ALL_KIND, only))):
-        fix_all = fix_all_action(analysis, codec, path)
-        if fix_all is not None:
-            actions.append(fix_all)
+        if resolve_support and not explicit_fix_all:
+            # The lightbulb: offer it, compute it only if chosen (a whole-file fix costs a few
+            # analyses; codeAction/resolve fills in the edit).
+            actions.append(
+                types.CodeAction(
+                    title="GraphMend: fix every safely fixable graph break in this file",
+                    kind=FIX_ALL_KIND,
+                    data={"uri": analysis.uri, "version": analysis.version, "fixAll": True},
+                )
+            )
+        else:
+            fix_all = fix_all_action(analysis, codec, path)
+            if fix_all is not None:
+                actions.append(fix_all)
     return actions
 
 
 def fix_all_action(analysis: Analysis, codec: PositionCodec, path: str) -> types.CodeAction | None:
     """Every safe fix in the document, as minimal line edits."""
-    result = fix_source(analysis.text, path, analysis.config)
+    result = analysis.fixed(path)
     if not result.changed:
         return None
     count = len(result.applied)

@@ -19,7 +19,8 @@ from ..analysis.rules import PARSE_ERROR_CODE
 from ..analysis.source import SourceFile
 from ..config import Config, ConfigError, load_config
 from ..findings import Finding
-from ..rewrite.context import line_ending
+from ..rewrite import Declined, FileFix, Fix, fix_source, plan_fix
+from ..rewrite.context import FixContext, line_ending
 from .settings import Settings
 
 
@@ -40,6 +41,28 @@ class Analysis:
     def __post_init__(self) -> None:
         self.lines = SourceFile(self.text).lines
         self.ending = line_ending(self.text)
+        self._plans: dict[tuple[int, bool], Fix | Declined] = {}
+        self._fixed: FileFix | None = None
+        self._context: FixContext | None = None
+        self._lock = threading.Lock()
+
+    def plan(self, index: int, unsafe: bool) -> Fix | Declined:
+        """The rewrite of `findings[index]` (planned once per version: a lightbulb asks often)."""
+        with self._lock:
+            cached = self._plans.get((index, unsafe))
+            if cached is None:
+                if self._context is None:
+                    self._context = FixContext(self.result)
+                cached = plan_fix(self.findings[index], self._context, unsafe=unsafe)
+                self._plans[(index, unsafe)] = cached
+            return cached
+
+    def fixed(self, path: str) -> FileFix:
+        """Every safe fix of this version, to a fixed point (fix-all), computed once."""
+        with self._lock:
+            if self._fixed is None:
+                self._fixed = fix_source(self.text, path, self.config)
+            return self._fixed
 
     @property
     def parses(self) -> bool:

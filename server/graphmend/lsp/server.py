@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..config import Config
 from . import workspace as workspace_ops
-from .actions import FIX_ALL_KIND, code_actions
+from .actions import FIX_ALL_KIND, code_actions, fix_all_action
 from .convert import SOURCE, to_diagnostic
+from .crossfile import CrossFileIndex, call_sites, resolve
 from .documents import Analysis, ConfigCache, DocumentStore, display_name, editor_config, path_of
 from .settings import Settings, parse_settings
 
@@ -47,6 +49,7 @@ class GraphMendServer(LanguageServer):
         self.settings = Settings()
         self.store = DocumentStore()
         self.configs = ConfigCache()
+        self.crossfile = CrossFileIndex()
         self.pull = False  # decided at initialization
         self.generation = 0  # bumped when settings or configuration change every document's result
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmend-analysis")
@@ -54,6 +57,15 @@ class GraphMendServer(LanguageServer):
         self._shown_errors: set[str] = set()
         self._pushed_closed: set[str] = set()  # uris given diagnostics by checkWorkspace while closed
         self._pending_problems: list[str] = []
+        self._jedi_pool: ProcessPoolExecutor | None = None
+
+    def jedi_pool(self) -> ProcessPoolExecutor:
+        """One long-lived worker process for jedi: its inference takes seconds on a large file and
+        would hold the GIL against the analyses of the user's next keystrokes; its caches stay
+        warm between calls."""
+        if self._jedi_pool is None:
+            self._jedi_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        return self._jedi_pool
 
     # -- capabilities -----------------------------------------------------------------------------
     def _capability(self, *path: str) -> Any:
@@ -65,6 +77,12 @@ class GraphMendServer(LanguageServer):
     @property
     def disabled_support(self) -> bool:
         return bool(self._capability("text_document", "code_action", "disabled_support"))
+
+    @property
+    def resolve_support(self) -> bool:
+        """The client fetches a code action's edit with codeAction/resolve when it is chosen."""
+        support = self._capability("text_document", "code_action", "resolve_support")
+        return bool(support is not None and "edit" in (support.properties or []))
 
     @property
     def progress_support(self) -> bool:
@@ -88,7 +106,10 @@ class GraphMendServer(LanguageServer):
         config, error = self.configs.config_for(path)
         if error is not None:
             self.show_once(f"config:{error}", f"GraphMend: {error}; using the default configuration", types.MessageType.Error)
-        return editor_config(config, self.settings)
+        config = editor_config(config, self.settings)
+        if self.settings.cross_file and path is not None:
+            config = replace(config, extra_entries=self.crossfile.entries_for(path))
+        return config
 
     def apply_settings(self, raw: Any) -> None:
         parsed = parse_settings(raw, self.settings)
@@ -114,7 +135,9 @@ class GraphMendServer(LanguageServer):
             return None, None
         stored = self.store.current(uri, current.version)
         if stored is not None and stored.generation == self.generation and stored.text == current.text:
-            return current, stored
+            path = path_of(uri)
+            if not self.settings.cross_file or path is None or stored.config.extra_entries == self.crossfile.entries_for(path):
+                return current, stored
         return current, None
 
     async def analyze_now(self, uri: str) -> Analysis | None:
@@ -133,9 +156,35 @@ class GraphMendServer(LanguageServer):
             )
             return None
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
+        analysis = await loop.run_in_executor(
             self.analysis_pool, self.store.analyze, uri, current.version, current.text, str(path or uri), config, self.generation
         )
+        if self.settings.cross_file and path is not None:
+            # after the diagnostics are out: this coroutine's caller publishes before yielding
+            asyncio.ensure_future(self.follow_calls(analysis, path))
+        return analysis
+
+    async def follow_calls(self, analysis: Analysis, path: Path) -> None:
+        """Resolve the document's calls out of compiled code; re-analyse the open files whose
+        compiled helpers that changed."""
+        try:
+            loop = asyncio.get_running_loop()
+            sites = await loop.run_in_executor(self.analysis_pool, call_sites, analysis)
+            if self.crossfile.unchanged(path, sites):
+                return
+            targets = await loop.run_in_executor(self.jedi_pool(), resolve, analysis.text, path, _folders(self), sites)
+            changed = self.crossfile.update(path, sites, targets)
+        except Exception:  # noqa: BLE001 - following calls is a bonus; never break diagnostics for it
+            logger.exception("following calls out of %s failed", path)
+            return
+        if not changed:
+            return
+        for uri in list(self.workspace.text_documents):
+            target = path_of(uri)
+            if target is not None and target.resolve() in changed:
+                self.schedule(uri, 0)
+        if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
+            self.workspace_diagnostic_refresh(None)
 
     def schedule(self, uri: str, delay: float) -> asyncio.Task:
         """(Re)start the debounced analysis of a document; the newest call wins."""
@@ -309,7 +358,7 @@ async def pull_diagnostics(ls: GraphMendServer, params: types.DocumentDiagnostic
 # -- code actions -------------------------------------------------------------------------------
 @server.feature(
     types.TEXT_DOCUMENT_CODE_ACTION,
-    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=False),
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
 )
 async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
@@ -328,10 +377,30 @@ async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> li
             ls.workspace.position_codec,
             unsafe=ls.settings.unsafe_quick_fixes,
             disabled_support=ls.disabled_support,
+            resolve_support=ls.resolve_support,
             docs_url=ls.settings.docs_url,
             path=str(path or uri),
         ),
     )
+
+
+@server.feature(types.CODE_ACTION_RESOLVE)
+async def resolve_code_action(ls: GraphMendServer, action: types.CodeAction) -> types.CodeAction:
+    """Fill in the fix-all edit offered in the lightbulb, for the version it was offered on."""
+    data = action.data if isinstance(action.data, dict) else {}
+    uri = data.get("uri")
+    if not data.get("fixAll") or not isinstance(uri, str):
+        return action
+    analysis = await ls.analysis_for(uri)
+    if analysis is None or analysis.version != data.get("version"):
+        return action  # the document changed since: no edit rather than a wrong one
+    path = path_of(uri)
+    loop = asyncio.get_running_loop()
+    resolved = await loop.run_in_executor(ls.analysis_pool, fix_all_action, analysis, ls.workspace.position_codec, str(path or uri))
+    if resolved is not None:
+        action.edit = resolved.edit
+        action.title = resolved.title
+    return action
 
 
 # -- workspace commands -------------------------------------------------------------------------

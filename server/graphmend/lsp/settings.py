@@ -24,7 +24,7 @@ class Settings:
     # would list every problem twice)
     diagnostic_mode: str = "auto"
     # quiet time after the last keystroke before a document is analysed again
-    debounce_ms: int = 75
+    debounce_ms: int = 50
     # glob patterns (relative to a workspace folder) the workspace commands skip, on top of .gitignore
     exclude: tuple[str, ...] = ()
     # override [tool.graphmend]'s rule selection in the editor (None: keep the file's)

@@ -1,0 +1,16 @@
+"""Small model sources shared by the CLI, language server and editor tests."""
+
+# A safe fix (the pure if/else) and a finding with only an unsafe fix (the print).
+BRANCH_AND_PRINT = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        z = y + 1
+    else:
+        z = y - 1
+    print("done")
+    return z
+'''

@@ -1,0 +1,72 @@
+"""The language server's pure parts: settings, positions, minimal edits, ignore comments."""
+
+from __future__ import annotations
+
+import ast
+
+from hypothesis import given
+from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from graphmend.findings import Finding, Span
+from graphmend.lsp.convert import client_position
+from graphmend.lsp.settings import Settings, parse_settings
+from graphmend.rewrite.context import apply_edits, text_edits
+from graphmend.rewrite.suppress import suppression_edit
+
+
+def test_settings_nested_or_flat_with_defaults_for_bad_values() -> None:
+    parsed = parse_settings({"graphmend": {"debounceMs": 20, "select": ["gm1"], "diagnosticMode": "sideways", "colour": 1}})
+    assert parsed.settings.debounce_ms == 20 and parsed.settings.select == ("GM1",)
+    assert parsed.settings.diagnostic_mode == Settings().diagnostic_mode
+    assert any("`diagnosticMode` must be one of" in p for p in parsed.problems)
+    assert any("unknown setting `colour`" in p for p in parsed.problems)
+    assert parse_settings({"crossFile": False}).settings.cross_file is False
+    assert parse_settings({"select": ["XY"]}).settings.select is None  # invalid: the pyproject value stays
+    assert parse_settings("nonsense").problems and parse_settings(None).settings == Settings()
+
+
+def test_later_settings_keep_earlier_values_they_do_not_mention() -> None:
+    first = parse_settings({"debounceMs": 10}).settings
+    assert parse_settings({"crossFile": False}, first).settings.debounce_ms == 10
+
+
+def test_positions_count_in_the_negotiated_unit() -> None:
+    lines = ['s = "é😀"; t = y.item()']
+    column = lines[0].index("y.item()")
+    assert client_position(PositionCodec(types.PositionEncodingKind.Utf32), lines, 1, column).character == column
+    assert client_position(PositionCodec(types.PositionEncodingKind.Utf16), lines, 1, column).character == column + 1
+    assert client_position(PositionCodec(types.PositionEncodingKind.Utf8), lines, 1, column).character == column + 4
+    assert client_position(PositionCodec(), lines, 5, 0) == types.Position(line=0, character=len(lines[0]) + 1)
+
+
+LINES = st.lists(st.sampled_from(["a", "b", "c", "", "x = 1"]), max_size=8)
+
+
+@given(LINES, LINES, st.booleans(), st.booleans(), st.sampled_from(["\n", "\r\n"]))
+def test_minimal_edits_turn_one_text_into_the_other(before: list[str], after: list[str], end1: bool, end2: bool, newline: str) -> None:
+    old = newline.join(before) + (newline if end1 and before else "")
+    new = newline.join(after) + (newline if end2 and after else "")
+    assert apply_edits(old, text_edits(old, new)) == new
+
+
+def _finding(line: int, code: str = "GM301") -> Finding:
+    return Finding(code, Span(line, 4, line, 10), "message")
+
+
+def test_ignore_comment_is_appended_or_merged_and_keeps_code_valid() -> None:
+    text = "def f(x):\n    print(x)\n    y = x  # graphmend: ignore[GM101]\n"
+    (added,) = [suppression_edit(text, _finding(2))]
+    assert apply_edits(text, [added]).splitlines()[1] == "    print(x)  # graphmend: ignore[GM301]"
+    merged = apply_edits(text, [suppression_edit(text, _finding(3))])
+    assert merged.splitlines()[2] == "    y = x  # graphmend: ignore[GM101, GM301]"
+    assert suppression_edit(merged, _finding(3)) is None  # already there
+
+
+def test_ignore_comment_avoids_a_backslash_continuation() -> None:
+    text = "def f(x):\n    y = x + \\\n        x\n    return y\n"
+    finding = Finding("GM101", Span(2, 8, 3, 9), "message")
+    edit = suppression_edit(text, finding)
+    assert edit is not None and edit.span.start_line == 3
+    ast.parse(apply_edits(text, [edit]))
