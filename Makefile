@@ -8,7 +8,9 @@ TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.graphmend-installed
 JOBS   ?= 2
 
-.PHONY: venv demo test bench clean
+NPM_STAMP := node_modules/.graphmend-installed
+
+.PHONY: venv demo test bench clean vsix screenshot
 
 venv: $(STAMP)
 
@@ -32,12 +34,29 @@ demo: venv
 	@echo "== graphs and breaks before and after fixing, with real TorchDynamo; outputs compared"
 	@$(PY) bench/fix_examples.py
 
-test: venv
+# Node side: the VS Code extension (npm workspace root: package.json).
+$(NPM_STAMP): package.json package-lock.json vscode-extension/package.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $(NPM_STAMP)
+
+# vscode-extension/graphmend.vsix (type-check, bundle, package)
+vsix: $(NPM_STAMP)
+	npm run --silent package
+
+# Python suite plus the extension's type-check and unit tests; the .vsix is built for the
+# real-VS-Code test (code-server, installed by tools/setup-code-server.sh; skipped without it).
+test: venv vsix
+	npm test --silent
 	$(PY) -m pytest -q -n $(JOBS)
+
+# Refresh the extension README's screenshot from a real VS Code run.
+screenshot: venv vsix
+	GRAPHMEND_SCREENSHOTS=$(CURDIR)/.cache/screenshots $(PY) -m pytest -q -k vscode tests/test_editors.py
+	cp .cache/screenshots/quickfix.png vscode-extension/images/screenshot.png
 
 bench: venv
 	$(PY) -m pip install --quiet "transformers==4.57.6"
 	$(PY) bench/analyze_speed.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis node_modules vscode-extension/dist vscode-extension/out vscode-extension/graphmend.vsix

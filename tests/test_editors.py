@@ -96,3 +96,39 @@ def test_emacs_eglot_quick_fix_and_mend_workspace(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "OK" in proc.stderr, proc.stderr[-3000:]
     assert model.read_text(encoding="utf-8") == fix_source(MODEL, str(model)).fixed
     assert other.read_text(encoding="utf-8") == fix_source(OTHER, str(other)).fixed
+
+
+CACHE = Path(os.environ.get("GRAPHMEND_CACHE", ROOT / ".cache"))
+VSIX = ROOT / "vscode-extension" / "graphmend.vsix"
+VSCODE_NEEDS = {
+    "code-server (tools/setup-code-server.sh)": CACHE / "code-server" / "node_modules" / ".bin" / "code-server",
+    "playwright-core (tools/setup-code-server.sh)": CACHE / "playwright" / "node_modules" / "playwright-core",
+    "Chromium": Path("/usr/lib/chromium/chromium"),
+    "the extension package (make vsix)": VSIX,
+}
+
+
+def test_vscode_problems_status_quick_fix_and_mend_workspace(tmp_path: Path) -> None:
+    """The .vsix in a real VS Code workbench (code-server), driven through Chromium."""
+    missing = [what for what, path in VSCODE_NEEDS.items() if not path.exists()]
+    if missing:
+        _missing(", ".join(missing))
+    workspace, shots = tmp_path / "ws", tmp_path / "shots"
+    workspace.mkdir()
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    example = (ROOT / "examples" / "gated_mlp.py").read_text(encoding="utf-8")
+    (workspace / "gated_mlp.py").write_text(example, encoding="utf-8")
+    (workspace / "other.py").write_text(OTHER, encoding="utf-8")
+    proc = subprocess.run(
+        ["bash", str(HERE / "vscode_e2e.sh"), str(workspace), sys.executable, str(VSIX), str(shots)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0 and "vscode e2e OK" in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
+    assert (workspace / "gated_mlp.py").read_text(encoding="utf-8") == fix_source(example, "gated_mlp.py").fixed
+    assert (workspace / "other.py").read_text(encoding="utf-8") == fix_source(OTHER, "other.py").fixed
+    keep = os.environ.get("GRAPHMEND_SCREENSHOTS")
+    if keep:  # `make screenshot` refreshes the extension README's picture from this run
+        shutil.copytree(shots, keep, dirs_exist_ok=True)

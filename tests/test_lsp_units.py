@@ -70,3 +70,9 @@ def test_ignore_comment_avoids_a_backslash_continuation() -> None:
     edit = suppression_edit(text, finding)
     assert edit is not None and edit.span.start_line == 3
     ast.parse(apply_edits(text, [edit]))
+
+
+def test_keys_editors_keep_for_themselves_are_not_reported() -> None:
+    # VS Code sends the whole `graphmend` section, with the extension's own keys
+    parsed = parse_settings({"graphmend": {"python": "/venv/bin/python", "trace": {"server": "off"}, "debounceMs": 40}})
+    assert parsed.problems == [] and parsed.settings.debounce_ms == 40

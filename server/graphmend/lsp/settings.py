@@ -114,6 +114,11 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
 }
 
 
+# Keys editors keep in the same section for themselves (the VS Code extension's interpreter and
+# LSP trace level) or for the runtime confirmation: not the server's business, never reported.
+_CLIENT_KEYS = frozenset({"python", "trace", "runtime"})
+
+
 @dataclass
 class ParsedSettings:
     settings: Settings
@@ -136,7 +141,7 @@ def parse_settings(raw: Any, base: Settings | None = None) -> ParsedSettings:
     for key, value in raw.items():
         known = _KEYS.get(key)
         if known is None:
-            if key not in ("runtime", "python"):  # read by the runtime confirmation (its own settings)
+            if key not in _CLIENT_KEYS:
                 problems.append(f"GraphMend: unknown setting `{key}` (known: {', '.join(sorted(_KEYS))}); ignored")
             continue
         name, check = known

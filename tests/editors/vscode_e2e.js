@@ -1,0 +1,104 @@
+// Drive code-server (the real VS Code workbench and extension host) with headless Chromium:
+// open the example, see GraphMend's diagnostics in the Problems panel and the status bar, apply
+// the torch.where quick fix, run "GraphMend: Mend whole workspace" from the palette, save all.
+// The files on disk are checked by tests/test_editors.py.
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+const path = require('path');
+
+const URL_ = process.env.CS_URL;
+const WS = process.env.WS;
+const SHOTS = process.env.SHOT_DIR;
+const FILE = 'gated_mlp.py';
+const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM101)';
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROME || '/usr/lib/chromium/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+           '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('pageerror', (e) => console.error('pageerror', e.message));
+  const t0 = Date.now();
+  const step = (m) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s] ${m}`);
+  // Run a palette command by its title (more dependable than chords like Ctrl+K S in a browser).
+  const palette = async (title) => {
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    if (!(await input.waitFor({ timeout: 10000 }).then(() => true, () => false))) return false;
+    await input.fill('>' + title);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title.split(': ').pop() }).first()
+      .waitFor({ timeout: 10000 }).catch(() => {});
+    await page.keyboard.press('Enter');
+    return true;
+  };
+  try {
+    await page.goto(URL_);
+    await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
+    step('workbench loaded');
+    const entry = page.locator('.explorer-folders-view .monaco-list-row', { hasText: FILE });
+    await entry.waitFor({ timeout: 60000 });
+    await entry.click();
+    await page.waitForSelector('.monaco-editor .view-lines', { timeout: 30000 });
+    step('editor opened');
+
+    // The Problems panel shows GraphMend's diagnostics (codes with their documentation links).
+    await page.keyboard.press('Control+Shift+M');
+    const row = page.locator('.markers-panel .monaco-list-row', { hasText: 'branches on the tensor value' }).first();
+    await row.waitFor({ timeout: 120000 });
+    await page.waitForTimeout(1500);
+    const rows = await page.locator('.markers-panel .monaco-list-row').allTextContents();
+    step('problems: ' + rows.map((r) => r.replace(/\s+/g, ' ').slice(0, 90)).join(' | '));
+    const status = await page.locator('.statusbar-item', { hasText: 'GraphMend' }).first().textContent();
+    step('status bar: ' + status.trim());
+    if (!/GraphMend: \d+ breaks?/.test(status)) throw new Error('no break count in the status bar: ' + status);
+    await page.screenshot({ path: path.join(SHOTS, 'problems.png') });
+
+    // The quick fix, from the lightbulb menu of the first GM101 problem.
+    let applied = false;
+    for (let attempt = 1; attempt <= 3 && !applied; attempt++) {
+      await row.click();
+      await page.waitForTimeout(400);
+      await page.keyboard.press('Control+.');
+      const item = page.getByText(QUICK_FIX).first();
+      if (await item.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
+        if (attempt === 1) await page.screenshot({ path: path.join(SHOTS, 'quickfix.png') });
+        await item.click();
+        applied = await page.waitForFunction(() => document.querySelector('.monaco-editor .view-lines')
+          .textContent.includes('torch.where'), null, { timeout: 10000 }).then(() => true, () => false);
+      } else {
+        await page.keyboard.press('Escape');
+      }
+    }
+    if (!applied) throw new Error('the quick fix was not applied');
+    step('quick fix applied');
+    await page.locator('.monaco-editor .view-lines').click();
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(1000);
+
+    // "Mend whole workspace" from the palette; the server answers with one workspace/applyEdit.
+    const disk = (name) => fs.readFileSync(path.join(WS, name), 'utf8');
+    const mended = page.locator('.notification-toast', { hasText: 'GraphMend: fixed' });
+    for (let attempt = 1; attempt <= 3 && !(await mended.count()); attempt++) {
+      await palette('GraphMend: Mend whole workspace');
+      await mended.first().waitFor({ timeout: 60000 }).catch(() => {});
+    }
+    step('notification: ' + (await mended.first().textContent()).trim());
+    for (let attempt = 1; attempt <= 3 && !disk('other.py').includes('torch.where'); attempt++) {
+      await palette('File: Save All');
+      await page.waitForTimeout(2000);
+    }
+    step('after mend, other.py on disk: ' + JSON.stringify(disk('other.py').slice(-120)));
+    await page.keyboard.press('Control+Shift+M');
+    await page.waitForTimeout(1500);
+    await page.screenshot({ path: path.join(SHOTS, 'final.png') });
+  } catch (e) {
+    console.error('FAIL', e.message);
+    await page.screenshot({ path: path.join(SHOTS, 'fail.png') }).catch(() => {});
+    await browser.close();
+    process.exit(1);
+  }
+  await browser.close();
+})();

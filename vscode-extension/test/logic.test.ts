@@ -1,0 +1,45 @@
+// Unit tests of the extension's own decisions (node --test, no VS Code needed).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { chooseInterpreter, countOurs, importFailure, installCommand, serverSettings, statusText, statusTooltip } from "../src/logic";
+
+test("the graphmend.python setting wins, then the Python extension, then python3", () => {
+  assert.deepEqual(chooseInterpreter("/venv/bin/python", "/other/python"), { path: "/venv/bin/python", source: "setting" });
+  assert.deepEqual(chooseInterpreter("  ", "/other/python"), { path: "/other/python", source: "python-extension" });
+  assert.deepEqual(chooseInterpreter(undefined, undefined), { path: "python3", source: "default" });
+  assert.deepEqual(chooseInterpreter("", ""), { path: "python3", source: "default" });
+});
+
+test("a ~ in the setting is the home directory", () => {
+  const home = process.env.HOME;
+  process.env.HOME = "/home/ada";
+  try {
+    assert.equal(chooseInterpreter("~/venv/bin/python", undefined).path, "/home/ada/venv/bin/python");
+  } finally {
+    process.env.HOME = home;
+  }
+});
+
+test("server settings leave out the extension's own keys and keep nulls", () => {
+  const settings = serverSettings({ python: "/x", trace: { server: "off" }, debounceMs: 20, select: null, exclude: ["a/**"] });
+  assert.deepEqual(settings, { debounceMs: 20, select: null, exclude: ["a/**"] });
+});
+
+test("the install command quotes interpreters with spaces", () => {
+  assert.equal(installCommand("python3"), "python3 -m pip install graphmend");
+  assert.equal(installCommand("/Program Files/py/python"), '"/Program Files/py/python" -m pip install graphmend');
+});
+
+test("import failures say what is missing", () => {
+  const missing = importFailure("/v/python", "Traceback...\nModuleNotFoundError: No module named 'graphmend'\n", 1);
+  assert.match(missing, /needs the graphmend package in \/v\/python \(ModuleNotFoundError: No module named 'graphmend'\)/);
+  assert.match(importFailure("/nope/python", "spawn /nope/python ENOENT", "ENOENT"), /interpreter was not found/);
+});
+
+test("the status item counts only GraphMend's diagnostics", () => {
+  assert.equal(countOurs([{ source: "graphmend" }, { source: "Pylance" }, { source: "graphmend" }, {}]), 2);
+  assert.equal(statusText(2), "$(warning) GraphMend: 2 breaks");
+  assert.equal(statusText(1), "$(warning) GraphMend: 1 break");
+  assert.equal(statusText(0), "$(check) GraphMend");
+  assert.match(statusTooltip(3), /3 torch.compile graph breaks/);
+});
