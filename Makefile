@@ -25,8 +25,8 @@ demo: venv
 	@echo "== graphmend check examples/  (predicted graph breaks, statically, in milliseconds)"
 	@$(VENV)/bin/graphmend check examples/ --statistics --exit-zero
 	@echo
-	@echo "== real TorchDynamo on the same model (counting backend + graph_breaks log)"
-	@$(PY) examples/confirm.py
+	@echo "== graphmend explain: real TorchDynamo on a sample input, each finding confirmed or not"
+	@$(VENV)/bin/graphmend explain examples/tiny_transformer.py:Block || test $$? -eq 1
 	@echo
 	@echo "== graphmend fix --diff examples/  (rewrites that provably keep the meaning; nothing is written)"
 	@$(VENV)/bin/graphmend fix --diff examples/ --exit-zero

@@ -76,3 +76,11 @@ def test_keys_editors_keep_for_themselves_are_not_reported() -> None:
     # VS Code sends the whole `graphmend` section, with the extension's own keys
     parsed = parse_settings({"graphmend": {"python": "/venv/bin/python", "trace": {"server": "off"}, "debounceMs": 40}})
     assert parsed.problems == [] and parsed.settings.debounce_ms == 40
+
+
+def test_confirmation_settings_are_validated() -> None:
+    parsed = parse_settings({"confirmTimeoutS": 0, "confirmDevice": "tpu", "confirmPython": "/venv/bin/python"})
+    assert parsed.settings.confirm_timeout_s == 300 and parsed.settings.confirm_device == "auto"
+    assert parsed.settings.confirm_python == "/venv/bin/python"
+    assert any("confirmTimeoutS` must be a whole number from 1 to 86400" in p for p in parsed.problems)
+    assert any("confirmDevice` must be one of 'auto', 'cpu', 'cuda'" in p for p in parsed.problems)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from . import __version__
+from . import explain as explain_command
 from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
@@ -135,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     lsp.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default)")
     lsp.add_argument("--tcp", type=int, metavar="PORT", help="listen on a TCP port instead")
     lsp.add_argument("--host", default="127.0.0.1", help="address to listen on with --tcp (default: 127.0.0.1)")
+
+    explain_command.add_parser(commands)
 
     rules = commands.add_parser("rules", help="list the rules", description="List every rule with its code and summary.")
     rules.add_argument("--format", choices=("text", "markdown"), default="text")
@@ -310,6 +313,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_fix(args)
     if args.command == "rules":
         return run_rules(args)
+    if args.command == "explain":
+        return explain_command.run_explain(args)
     if args.command == "lsp":
         from .lsp.server import main as serve  # pygls is imported only for the server
 

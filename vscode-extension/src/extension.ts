@@ -2,9 +2,10 @@
 // Diagnostics, quick fixes, fix-all and the workspace commands all come from the server.
 import { execFile } from "node:child_process";
 import * as vscode from "vscode";
-import { ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
+import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 import {
   chooseInterpreter,
+  commandArguments,
   countOurs,
   importFailure,
   installCommand,
@@ -13,8 +14,6 @@ import {
   statusText,
   statusTooltip,
 } from "./logic";
-
-const SERVER_CONFIRM_COMMAND = "graphmend.confirmBreaks";
 
 let client: LanguageClient | undefined;
 let output: vscode.LogOutputChannel | undefined;
@@ -32,7 +31,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       await startClient(context);
     }),
     vscode.commands.registerCommand("graphmend.showOutput", () => output?.show(true)),
-    vscode.commands.registerCommand("graphmend.confirm", () => confirmBreaks()),
     vscode.languages.onDidChangeDiagnostics(() => updateStatus(status)),
     vscode.window.onDidChangeActiveTextEditor(() => updateStatus(status)),
     vscode.workspace.onDidChangeConfiguration(async (event) => {
@@ -130,8 +128,14 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: serverSettings(JSON.parse(JSON.stringify(section))),
     // Sends `workspace/didChangeConfiguration` with the whole section when a setting changes.
     synchronize: { configurationSection: "graphmend" },
+    middleware: {
+      // "Confirm breaks with TorchDynamo" from the palette carries no arguments: confirm the
+      // samples of the active file (the server falls back to every open file's, then all).
+      executeCommand: (command, args, next) =>
+        next(command, commandArguments(command, args, vscode.window.activeTextEditor?.document.uri.toString())),
+    },
   };
-  // The server's commands (graphmend.mendWorkspace, graphmend.checkWorkspace, ...) are registered
+  // The server's commands (graphmend.mendWorkspace, graphmend.checkWorkspace, graphmend.confirm) are registered
   // as VS Code commands by the client itself; package.json only gives them palette titles.
   client = new LanguageClient("graphmend", "GraphMend", serverOptions, clientOptions);
   try {
@@ -151,24 +155,6 @@ async function stopClient(): Promise<void> {
   if (running) {
     await running.stop();
   }
-}
-
-/** Run the server's runtime confirmation on the active file, when the server offers it. */
-async function confirmBreaks(): Promise<void> {
-  const editor = vscode.window.activeTextEditor;
-  if (!client || !editor || editor.document.languageId !== "python") {
-    void vscode.window.showInformationMessage("GraphMend: open a Python file to confirm its breaks with TorchDynamo.");
-    return;
-  }
-  const offered = client.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-  if (!offered.includes(SERVER_CONFIRM_COMMAND)) {
-    void vscode.window.showInformationMessage("GraphMend: this server version cannot confirm breaks with TorchDynamo yet.");
-    return;
-  }
-  await client.sendRequest(ExecuteCommandRequest.type, {
-    command: SERVER_CONFIRM_COMMAND,
-    arguments: [editor.document.uri.toString()],
-  });
 }
 
 function updateStatus(status: vscode.StatusBarItem): void {

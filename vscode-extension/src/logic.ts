@@ -86,3 +86,12 @@ export function statusTooltip(count: number | undefined): string {
 export function countOurs(diagnostics: ReadonlyArray<{ source?: string }>): number {
   return diagnostics.filter((d) => d.source === "graphmend").length;
 }
+
+/** The arguments sent with a server command: the palette runs `graphmend.confirm` without any,
+ * and then it is about the active file (code lenses pass their target themselves). */
+export function commandArguments(command: string, args: unknown[], activeUri: string | undefined): unknown[] {
+  if (command === "graphmend.confirm" && args.length === 0 && activeUri) {
+    return [{ uri: activeUri }];
+  }
+  return args;
+}

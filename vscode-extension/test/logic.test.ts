@@ -1,7 +1,7 @@
 // Unit tests of the extension's own decisions (node --test, no VS Code needed).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseInterpreter, countOurs, importFailure, installCommand, serverSettings, statusText, statusTooltip } from "../src/logic";
+import { chooseInterpreter, commandArguments, countOurs, importFailure, installCommand, serverSettings, statusText, statusTooltip } from "../src/logic";
 
 test("the graphmend.python setting wins, then the Python extension, then python3", () => {
   assert.deepEqual(chooseInterpreter("/venv/bin/python", "/other/python"), { path: "/venv/bin/python", source: "setting" });
@@ -42,4 +42,11 @@ test("the status item counts only GraphMend's diagnostics", () => {
   assert.equal(statusText(1), "$(warning) GraphMend: 1 break");
   assert.equal(statusText(0), "$(check) GraphMend");
   assert.match(statusTooltip(3), /3 torch.compile graph breaks/);
+});
+
+test("the palette's confirm is about the active file; a code lens's target is kept", () => {
+  assert.deepEqual(commandArguments("graphmend.confirm", [], "file:///w/net.py"), [{ uri: "file:///w/net.py" }]);
+  assert.deepEqual(commandArguments("graphmend.confirm", [{ target: "/w/net.py:Net" }], "file:///w/x.py"), [{ target: "/w/net.py:Net" }]);
+  assert.deepEqual(commandArguments("graphmend.confirm", [], undefined), []);
+  assert.deepEqual(commandArguments("graphmend.mendWorkspace", [], "file:///w/net.py"), []);
 });

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import threading
 import uuid
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -24,7 +25,15 @@ from pygls.lsp.server import LanguageServer
 from .. import __version__
 from ..config import Config
 from . import workspace as workspace_ops
+from ..analysis import analyze
+from ..analysis.source import SourceFile
+from ..files import read_source
+from ..findings import Finding
+from ..runtime.compare import compare, files_to_compare
+from ..runtime.runner import ConfirmError, RunOptions, kill_all, run_sample
+from ..runtime.samples import Sample, SampleError, configured_samples, find_sample, samples_for_file
 from .actions import FIX_ALL_KIND, code_actions, fix_all_action
+from .confirm import CONFIRM, ConfirmRun, RuntimeStore, code_lenses, decorate, run_summary
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
 from .documents import Analysis, ConfigCache, DocumentStore, display_name, editor_config, path_of
@@ -50,6 +59,7 @@ class GraphMendServer(LanguageServer):
         self.store = DocumentStore()
         self.configs = ConfigCache()
         self.crossfile = CrossFileIndex()
+        self.runtime = RuntimeStore()  # the last TorchDynamo run of each sample
         self.pull = False  # decided at initialization
         self.generation = 0  # bumped when settings or configuration change every document's result
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmend-analysis")
@@ -223,7 +233,11 @@ class GraphMendServer(LanguageServer):
 
     def diagnostics(self, analysis: Analysis) -> list[types.Diagnostic]:
         codec = self.workspace.position_codec
-        return [to_diagnostic(f, analysis.uri, codec, analysis.lines, self.settings.docs_url) for f in analysis.findings]
+        diagnostics = [to_diagnostic(f, analysis.uri, codec, analysis.lines, self.settings.docs_url) for f in analysis.findings]
+        path = path_of(analysis.uri)
+        if path is None or not self.runtime.runs:
+            return diagnostics
+        return decorate(diagnostics, self.runtime.for_text(path, analysis.text), path, analysis.uri, codec, analysis.lines)
 
     def publish(self, analysis: Analysis) -> None:
         self.text_document_publish_diagnostics(
@@ -242,7 +256,20 @@ class GraphMendServer(LanguageServer):
             self.workspace_diagnostic_refresh(None)
 
     def result_id(self, analysis: Analysis) -> str:
-        return f"{analysis.version}:{self.generation}:{hash(analysis.text)}"
+        return f"{analysis.version}:{self.generation}:{self.runtime.generation}:{hash(analysis.text)}"
+
+    def runtime_changed(self) -> None:
+        """A confirmation started or finished: show its marks and update the code lenses."""
+        if self.pull:
+            if self._capability("workspace", "diagnostics", "refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+        else:
+            for uri in list(self.workspace.text_documents):
+                stored = self.store.get(uri)
+                if stored is not None:
+                    self.publish(stored)
+        if self._capability("workspace", "code_lens", "refresh_support"):
+            self.workspace_code_lens_refresh(None)
 
 
 server = GraphMendServer()
@@ -436,6 +463,10 @@ class _Progress:
             percentage = int(100 * done / total) if total else 100
             self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=f"{done}/{total} files", percentage=percentage))
 
+    def message(self, text: str, percentage: int | None = None) -> None:
+        if self.token is not None:
+            self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=text, percentage=percentage))
+
     def cancelled(self) -> bool:
         future = self.ls.work_done_progress.tokens.get(self.token) if self.token is not None else None
         return bool(future is not None and future.cancelled())
@@ -565,6 +596,165 @@ async def check_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
     progress.end(message)
     ls.show(message, types.MessageType.Info)
     return {"files": len(results), "files_with_findings": files_with, "findings": findings, "skipped": skipped, "cancelled": cancelled}
+
+
+# -- runtime confirmation ---------------------------------------------------------------------------
+@server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+def code_lens(ls: GraphMendServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    """"Confirm with TorchDynamo" on each compiled class or function that has a sample input."""
+    uri = params.text_document.uri
+    path, current = path_of(uri), ls._text(uri)
+    if path is None or current is None:
+        return []
+    samples = samples_for_file(ls.config_for(path), path)
+    return code_lenses(samples, current.text, ls.runtime, ls.workspace.position_codec, SourceFile(current.text).lines)
+
+
+def _requested_samples(ls: GraphMendServer, args: tuple[Any, ...]) -> list[Sample]:
+    """The samples a `graphmend.confirm` call asks for: `{"target": "path.py:Name"}` (or the bare
+    string), `{"uri": ...}` (every sample defined in that file), or nothing: the samples of the open
+    files, else every sample configured in the workspace folders."""
+    folders = _folders(ls)
+    cwd = folders[0] if folders else Path.cwd()
+    requested = [a for a in args if a not in (None, [], {})]
+    if len(requested) == 1 and isinstance(requested[0], list):
+        requested = requested[0]
+    samples: list[Sample] = []
+    for argument in requested:
+        target = argument.get("target") if isinstance(argument, dict) else argument if isinstance(argument, str) else None
+        uri = argument.get("uri") if isinstance(argument, dict) else None
+        if isinstance(target, str):
+            file = Path(target.rpartition(":")[0])
+            file = file if file.is_absolute() else cwd / file
+            samples.append(find_sample(target, ls.config_for(file), cwd))
+        elif isinstance(uri, str) and path_of(uri) is not None:
+            path = path_of(uri)
+            samples.extend(samples_for_file(ls.config_for(path), path))  # type: ignore[arg-type]
+        else:
+            raise SampleError(f"graphmend.confirm takes {{'target': 'path.py:Name'}} or {{'uri': ...}}, got {argument!r}")
+    if not requested:
+        for uri in list(ls.workspace.text_documents):
+            path = path_of(uri)
+            if path is not None:
+                samples.extend(samples_for_file(ls.config_for(path), path))
+        if not samples:
+            for folder in folders:
+                samples.extend(configured_samples(ls.config_for(folder / "pyproject.toml")))
+    unique: dict[str, Sample] = {}
+    for sample in samples:
+        unique.setdefault(sample.key(), sample)
+    return list(unique.values())
+
+
+def _findings_on_disk(ls: GraphMendServer, path: Path) -> tuple[str, list[Finding]] | None:
+    """What the static analysis says of the file as dynamo ran it (the saved text)."""
+    config = ls.config_for(path)
+    source = read_source(path, config.max_file_bytes)
+    if source.text is None:
+        return None
+    return source.text, analyze(source.text, str(path), config)
+
+
+@server.command(CONFIRM)
+async def confirm(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
+    """Run each requested sample under TorchDynamo in the background (the user's interpreter, a
+    worker process per run) and mark the diagnostics with what dynamo did."""
+    try:
+        samples = _requested_samples(ls, args)
+    except (SampleError, ValueError) as exc:
+        ls.show(f"GraphMend: {exc}", types.MessageType.Error)
+        return {"runs": [], "error": str(exc)}
+    if not samples:
+        message = (
+            'GraphMend: no sample input to confirm with. Add one to pyproject.toml: [tool.graphmend.samples] '
+            '"models/net.py:Net" = "models/net.py:make_sample", where make_sample() returns (callable, args, kwargs).'
+        )
+        ls.show(message, types.MessageType.Info)
+        return {"runs": [], "error": message}
+    progress = _Progress(ls, "GraphMend: confirm with TorchDynamo")
+    await progress.begin()
+    loop = asyncio.get_running_loop()
+    options = RunOptions(python=ls.settings.confirm_python, timeout_s=float(ls.settings.confirm_timeout_s), device=ls.settings.confirm_device)
+    answers: list[dict[str, Any]] = []
+    for number, sample in enumerate(samples, 1):
+        if progress.cancelled():
+            answers.append({"target": sample.label, "error": "cancelled", "stage": "cancelled"})
+            continue
+        stop = ls.runtime.start(sample.key())
+        if stop is None:
+            answers.append({"target": sample.label, "error": "already running", "stage": "running"})
+            continue
+        progress.message(f"{sample.label} ({number}/{len(samples)})", int(100 * (number - 1) / len(samples)))
+        _warn_unsaved(ls, sample.target.path)
+        ls.runtime_changed()  # the lens says "running"
+        run: ConfirmRun | None = None
+        try:
+            report = await _in_daemon_thread(run_sample, sample, options, lambda: stop.is_set() or progress.cancelled())
+            texts: dict[Path, str] = {}
+            findings: dict[Path, list[Finding]] = {}
+            for path in files_to_compare(report):
+                on_disk = await loop.run_in_executor(ls.analysis_pool, _findings_on_disk, ls, path)
+                if on_disk is not None:
+                    texts[path.resolve()], findings[path.resolve()] = on_disk
+            run = ConfirmRun(report, compare(report, findings), texts)
+        except ConfirmError as exc:
+            if exc.stage != "cancelled":
+                ls.show(f"GraphMend: {exc}", types.MessageType.Error)
+            if exc.detail:
+                ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"GraphMend: {exc}\n{exc.detail}"))
+            answers.append({"target": sample.label, "error": str(exc), "stage": exc.stage})
+        except Exception as exc:  # noqa: BLE001 - never let a run take the server down
+            logger.exception("confirmation of %s failed", sample.label)
+            ls.show(f"GraphMend: confirmation of {sample.label} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
+            answers.append({"target": sample.label, "error": f"{type(exc).__name__}: {exc}", "stage": "internal"})
+        finally:
+            ls.runtime.finish(sample.key(), run)
+            ls.runtime_changed()
+        if run is not None:
+            answers.append(run_summary(run))
+            ls.show(f"GraphMend: {sample.label}: {run.describe()}; {run.comparison.summary()}.", types.MessageType.Info)
+    progress.end(f"{sum(1 for a in answers if 'graphs' in a)} of {len(samples)} confirmed")
+    return {"runs": answers}
+
+
+def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Future:
+    """Run a blocking call in a daemon thread: unlike the executor's threads, it never keeps the
+    server alive at exit while a user's model is still compiling (the worker is killed then)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future = loop.create_future()
+
+    def settle(result: Any, error: BaseException | None) -> None:
+        if not future.done():
+            future.set_exception(error) if error is not None else future.set_result(result)
+
+    def body() -> None:
+        try:
+            result = function(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            loop.call_soon_threadsafe(settle, None, exc)
+        else:
+            loop.call_soon_threadsafe(settle, result, None)
+
+    threading.Thread(target=body, name="graphmend-confirm", daemon=True).start()
+    return future
+
+
+def _warn_unsaved(ls: GraphMendServer, path: Path) -> None:
+    for uri, document in list(ls.workspace.text_documents.items()):
+        if path_of(uri) == path:
+            try:
+                saved = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return
+            if saved != document.source:
+                ls.show(f"GraphMend: {display_name(uri)} has unsaved changes; TorchDynamo runs the saved file", types.MessageType.Warning)
+            return
+
+
+@server.feature(types.SHUTDOWN)
+def shutdown(ls: GraphMendServer, params: Any) -> None:
+    ls.runtime.stop_all()  # no worker outlives the server
+    kill_all()
 
 
 def main(tcp: int | None = None, host: str = "127.0.0.1") -> None:

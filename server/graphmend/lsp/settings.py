@@ -16,6 +16,7 @@ from typing import Any, Callable
 from ..config import ConfigError, _validate_codes
 
 DIAGNOSTIC_MODES = ("auto", "push", "pull")
+CONFIRM_DEVICES = ("auto", "cpu", "cuda")
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,11 @@ class Settings:
     docs_url: str = ""
     # parallel worker processes for the workspace commands (0: one per CPU)
     jobs: int = 0
+    # runtime confirmation: the interpreter that runs the user's code ("" = the server's own), the
+    # seconds before a run is stopped, and the device a factory taking `device` is given
+    confirm_python: str = ""
+    confirm_timeout_s: int = 300
+    confirm_device: str = "auto"
 
     def with_changes(self, **changes: Any) -> "Settings":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -57,10 +63,10 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
     return check
 
 
-def _non_negative_int(limit: int) -> Callable[[Any], int]:
+def _whole_number(low: int, high: int) -> Callable[[Any], int]:
     def check(value: Any) -> int:
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= limit:
-            raise ValueError(f"must be a whole number from 0 to {limit}")
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}")
         return value
 
     return check
@@ -102,7 +108,7 @@ def _string(value: Any) -> str:
 
 _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "diagnosticMode": ("diagnostic_mode", _choice(DIAGNOSTIC_MODES)),
-    "debounceMs": ("debounce_ms", _non_negative_int(5000)),
+    "debounceMs": ("debounce_ms", _whole_number(0, 5000)),
     "exclude": ("exclude", _globs),
     "select": ("select", _codes("select")),
     "ignore": ("ignore", _codes("ignore")),
@@ -110,13 +116,16 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "crossFile": ("cross_file", _boolean),
     "unsafeQuickFixes": ("unsafe_quick_fixes", _boolean),
     "docsUrl": ("docs_url", _string),
-    "jobs": ("jobs", _non_negative_int(256)),
+    "jobs": ("jobs", _whole_number(0, 256)),
+    "confirmPython": ("confirm_python", _string),
+    "confirmTimeoutS": ("confirm_timeout_s", _whole_number(1, 86_400)),
+    "confirmDevice": ("confirm_device", _choice(CONFIRM_DEVICES)),
 }
 
 
 # Keys editors keep in the same section for themselves (the VS Code extension's interpreter and
-# LSP trace level) or for the runtime confirmation: not the server's business, never reported.
-_CLIENT_KEYS = frozenset({"python", "trace", "runtime"})
+# LSP trace level): not the server's business, never reported.
+_CLIENT_KEYS = frozenset({"python", "trace"})
 
 
 @dataclass

@@ -4,7 +4,14 @@ itself against, in the test suite and (as a script run with the user's interpret
 This file must not import graphmend: it runs in the user's environment, which has their torch and
 maybe no graphmend. Use it as a library (`capture(fn, args, kwargs)`) or as a script:
 
-    python worker.py --target path/to/model.py:Net --sample path/to/model.py:make_sample
+    python worker.py --sample path/to/model.py:make_sample [--target path/to/model.py:Net]
+                     [--root DIR] [--device auto|cpu|cuda]
+
+The factory returns `(callable, args, kwargs)`; when it takes a `device` parameter it is given the
+device chosen (CUDA when available, unless `--device cpu`). The script prints one JSON object on
+its last stdout line and exits 0 (ran), 3 (the target's module failed to import), 4 (the factory
+raised), or 5 (the compiled call raised; the breaks recorded before are still reported).
+Torch >= 2.4 (the `graph_breaks` logging artifact).
 
 Why not `torch._dynamo.explain()`: it misses breaks before the first traced op, reports a skipped
 function as -1 and does not say where a break that skips a frame happened. Instead the target is
@@ -34,6 +41,7 @@ _GRAPH_BREAK_LOGGERS = (
 _HEADER = re.compile(r"Graph break(?: \(user stack suppressed due to duplicate graph break\))? in user code at (.+):(\d+)\s*$")
 _FRAME = re.compile(r'^\s*File "(.+)", line (\d+), in (.+)$')
 _GB_ID = re.compile(r"gb(\d{4})\.html")
+_SKIPPED = re.compile(r"frame skipped: (\S+) \((.+) line (\d+)\)")
 
 
 class _Records(logging.Handler):
@@ -76,6 +84,7 @@ def parse_record(message: str) -> dict[str, Any] | None:
     reason = "\n".join(reason_lines).strip()
     gb_ids = _GB_ID.findall(reason)
     lowered = reason.lower()
+    skipped = _SKIPPED.search(reason)
     return {
         "file": header.group(1),
         "line": int(header.group(2)),
@@ -85,8 +94,33 @@ def parse_record(message: str) -> dict[str, Any] | None:
         "frame_skip": "skipping the function and falling back to eager" in lowered,
         "rest_eager": "skipping the rest of the function" in lowered,
         "duplicate": "user stack suppressed" in lines[0],
+        "hints": _hints(reason),
+        "explanation": _explanation(reason),
+        "skipped_frame": (
+            {"function": skipped.group(1), "file": skipped.group(2), "line": int(skipped.group(3))} if skipped else None
+        ),
         "stack": stack,
     }
+
+
+def _hints(reason: str) -> list[str]:
+    """Dynamo's `Hint:` lines, without repeats (a frame skip repeats the first break's hints)."""
+    hints: list[str] = []
+    for line in reason.splitlines():
+        text = line.strip()
+        if text.startswith("Hint:"):
+            hint = text[len("Hint:") :].strip()
+            if hint and hint not in hints:
+                hints.append(hint)
+    return hints
+
+
+def _explanation(reason: str) -> str:
+    for line in reason.splitlines():
+        text = line.strip()
+        if text.startswith("Explanation:"):
+            return text[len("Explanation:") :].strip()
+    return ""
 
 
 def _summary(reason: str) -> str:
@@ -158,44 +192,225 @@ def capture(fn: Callable[..., Any], args: tuple = (), kwargs: dict | None = None
 
 
 # -- script mode ----------------------------------------------------------------------------------
+EXIT_OK, EXIT_IMPORT, EXIT_FACTORY, EXIT_CALL = 0, 3, 4, 5
+
+
+class StageError(Exception):
+    """A failure in one stage of a run (import, factory, call), with the exit code that names it."""
+
+    def __init__(self, stage: str, code: int, cause: BaseException) -> None:
+        super().__init__(f"{type(cause).__name__}: {cause}")
+        self.stage = stage
+        self.code = code
+        self.trace = "".join(traceback.format_exception(type(cause), cause, cause.__traceback__))
+
+
+def _module_name(path: str) -> tuple[str, str]:
+    """(import root, dotted name) for a file: inside a package (directories with __init__.py) the
+    name is dotted from the first directory above the package, so relative imports work."""
+    path = os.path.abspath(path)
+    directory, stem = os.path.split(os.path.splitext(path)[0])
+    parts = [stem] if stem != "__init__" else []
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.insert(0, package)
+    return directory, ".".join(parts)
+
+
+def _import_file(path: str) -> Any:
+    import importlib
+
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such file: {path}")
+    root, name = _module_name(path)
+    existing = sys.modules.get(name)
+    if existing is not None and os.path.realpath(getattr(existing, "__file__", "") or "") == os.path.realpath(path):
+        return existing
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    if existing is None and name:
+        module = importlib.import_module(name)
+        if os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(path):
+            return module
+    # a clash with another module of the same name: load this file under a name of its own
+    unique = "graphmend_target_" + re.sub(r"\W", "_", os.path.splitext(os.path.abspath(path))[0])
+    module_spec = importlib.util.spec_from_file_location(unique, path)
+    if module_spec is None or module_spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[unique] = module
+    module_spec.loader.exec_module(module)
+    return module
+
+
 def _load(spec: str) -> Any:
+    """`path.py:Name` (or `path.py:Class.attr`) -> the object, importing the file as a module."""
     path, _, name = spec.rpartition(":")
     if not path or not name:
-        raise SystemExit(f"expected path.py:Name, got {spec!r}")
-    module_name = "graphmend_target_" + re.sub(r"\W", "_", os.path.splitext(os.path.basename(path))[0])
-    module_spec = importlib.util.spec_from_file_location(module_name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise SystemExit(f"cannot import {path}")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[module_name] = module
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    module_spec.loader.exec_module(module)
-    target: Any = module
+        raise ValueError(f"expected path.py:Name, got {spec!r}")
+    target: Any = _import_file(path)
     for part in name.split("."):
         target = getattr(target, part)
     return target
 
 
+def _uncompiled(fn: Any) -> Any:
+    """The original callable when the factory hands back something already `torch.compile`d."""
+    original = getattr(fn, "_orig_mod", None)  # OptimizedModule
+    if original is not None:
+        return original
+    return getattr(fn, "_torchdynamo_orig_callable", fn)
+
+
+def _call_factory(factory: Callable[..., Any], device: str) -> tuple[Any, tuple, dict]:
+    import inspect
+
+    try:
+        accepts_device = "device" in inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        accepts_device = False
+    produced = factory(device=device) if accepts_device else factory()
+    if not isinstance(produced, (tuple, list)) or len(produced) not in (2, 3) or not callable(produced[0]):
+        raise TypeError(f"the factory must return (callable, args, kwargs), got {type(produced).__name__}")
+    fn, args = produced[0], produced[1]
+    kwargs = produced[2] if len(produced) == 3 else {}
+    return fn, tuple(args or ()), dict(kwargs or {})
+
+
+def _device_of(fn: Any, args: tuple, kwargs: dict) -> str:
+    """Where the work runs: the first tensor argument's device, else the module's parameters'."""
+    import torch
+
+    for value in [*args, *kwargs.values()]:
+        if isinstance(value, torch.Tensor):
+            return str(value.device)
+    parameters = getattr(fn, "parameters", None)
+    if callable(parameters):
+        for parameter in parameters():
+            return str(parameter.device)
+    return "cpu"
+
+
+def _covered_lines(fn: Any, args: tuple, kwargs: dict, root: str) -> dict[str, list[int]]:
+    """The lines of files under `root` that one eager call executes: a finding on a line the sample
+    never ran is "not reached", not "dynamo disagrees". Runs after the compiled call, so the
+    compiled call sees the state the factory made."""
+    root = os.path.realpath(root) + os.sep
+    lines: dict[str, set[int]] = {}
+    here = os.path.realpath(__file__)
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            lines.setdefault(frame.f_code.co_filename, set()).add(frame.f_lineno)
+        return local
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        filename = frame.f_code.co_filename
+        real = os.path.realpath(filename)
+        if real.startswith(root) and real != here and "site-packages" not in real:
+            lines.setdefault(filename, set()).add(frame.f_lineno)
+            return local
+        return None
+
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        fn(*args, **kwargs)
+    finally:
+        sys.settrace(previous)
+    return {os.path.realpath(name): sorted(found) for name, found in lines.items()}
+
+
+def _skipped_frames(breaks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    frames: list[dict[str, Any]] = []
+    for record in breaks:
+        frame = record.get("skipped_frame")
+        if frame is not None and frame not in frames:
+            frames.append(frame)
+    return frames
+
+
+def run(sample: str, target: str | None = None, root: str | None = None, device: str = "auto") -> dict[str, Any]:
+    """Import, build the sample, compile and call it once: the JSON-ready report (or a StageError)."""
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    try:
+        import torch
+
+        factory = _load(sample)
+        target_object = _load(target) if target else None
+    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
+        raise StageError("import", EXIT_IMPORT, exc) from exc
+    timings["import_s"] = round(time.perf_counter() - started, 4)
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    started = time.perf_counter()
+    try:
+        fn, args, kwargs = _call_factory(factory, device)
+        fn = _uncompiled(fn)
+    except BaseException as exc:  # noqa: BLE001
+        raise StageError("factory", EXIT_FACTORY, exc) from exc
+    timings["factory_s"] = round(time.perf_counter() - started, 4)
+    warnings_: list[str] = []
+    if target_object is not None and not _matches(fn, target_object):
+        warnings_.append(f"the factory returned {type(fn).__name__}, not {target}")
+    captured = capture(fn, args, kwargs)
+    captured.pop("output", None)
+    timings["first_call_s"] = captured.pop("seconds")
+    used = _device_of(fn, args, kwargs)
+    if used.startswith("cuda"):
+        torch.cuda.synchronize()
+    coverage: dict[str, list[int]] = {}
+    if captured["error"] is None and root:
+        try:
+            coverage = _covered_lines(fn, args, kwargs, root)
+        except BaseException as exc:  # noqa: BLE001 - coverage is a bonus
+            warnings_.append(f"the eager call for coverage raised {type(exc).__name__}: {exc}")
+    return {
+        "torch": torch.__version__,
+        "python": sys.version.split()[0],
+        "device": used,
+        "gpu": torch.cuda.get_device_name(0) if used.startswith("cuda") else None,
+        **captured,
+        "skipped_frames": _skipped_frames(captured["breaks"]),
+        "coverage": coverage,
+        "timings": timings,
+        "warnings": warnings_,
+    }
+
+
+def _matches(fn: Any, target: Any) -> bool:
+    """Whether the callable the factory built is (an instance of, or a method of) the target."""
+    if fn is target or getattr(fn, "__func__", None) is target:
+        return True
+    if isinstance(target, type):
+        owner = getattr(fn, "__self__", fn)
+        return isinstance(owner, target)
+    return getattr(fn, "__wrapped__", None) is target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Record TorchDynamo graph breaks for one call, as JSON.")
     parser.add_argument("--sample", required=True, help="path.py:factory returning (callable, args, kwargs)")
+    parser.add_argument("--target", help="path.py:Name the sample is for (checked against what the factory returns)")
+    parser.add_argument("--root", help="report the lines an eager call runs in files under this directory")
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
-    result: dict[str, Any] = {"ok": False}
     stdout = io.StringIO()
+    code = EXIT_OK
     try:
         with contextlib.redirect_stdout(stdout):
-            factory = _load(args.sample)
-            fn, fn_args, fn_kwargs = factory()
-            captured = capture(fn, tuple(fn_args), dict(fn_kwargs or {}))
-        captured.pop("output", None)
-        import torch
-
-        result = {"ok": True, "torch": torch.__version__, **captured, "stdout": stdout.getvalue()[-4000:]}
-    except BaseException as exc:  # the caller needs JSON whatever happened
-        result = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-8000:]}
-    json.dump(result, sys.stdout)
-    sys.stdout.write("\n")
-    return 0 if result["ok"] else 1
+            result: dict[str, Any] = {"ok": True, **run(args.sample, args.target, args.root, args.device)}
+        if result["error"] is not None:
+            result["stage"] = "call"
+            code = EXIT_CALL
+    except StageError as exc:
+        result = {"ok": False, "stage": exc.stage, "error": str(exc), "traceback": exc.trace[-8000:]}
+        code = exc.code
+    result["stdout"] = stdout.getvalue()[-4000:]
+    sys.stdout.write("\n" + json.dumps(result) + "\n")
+    sys.stdout.flush()
+    return code
 
 
 if __name__ == "__main__":
