@@ -7,6 +7,7 @@ when missing, except under GRAPHMEND_REQUIRE_EDITORS=1 (set by .ci/run, which in
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from graphmend.rewrite import fix_source
+from graphmend.runtime.worker import capture
 
 from .samples import BRANCH_AND_PRINT
 
@@ -108,6 +110,24 @@ VSCODE_NEEDS = {
 }
 
 
+def _dynamo_counts(text: str, directory: Path) -> tuple[int, int]:
+    """(graphs, break sites) of the example's sample under real dynamo, run in this process."""
+    directory.mkdir()
+    module_path = directory / "gated_mlp_copy.py"
+    module_path.write_text(text, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(f"gated_mlp_{directory.name}", module_path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, args, kwargs = module.make_sample()
+    result = capture(model, args, kwargs)
+    return result["graphs"], len({(record["file"], record["line"]) for record in result["breaks"]})
+
+
+def _counted(graphs: int, breaks: int) -> str:
+    return f"{graphs} graph{'s' if graphs != 1 else ''}, {breaks} break{'s' if breaks != 1 else ''}"
+
+
 def test_vscode_problems_status_quick_fix_and_mend_workspace(tmp_path: Path) -> None:
     """The .vsix in a real VS Code workbench (code-server), driven through Chromium."""
     missing = [what for what, path in VSCODE_NEEDS.items() if not path.exists()]
@@ -119,6 +139,9 @@ def test_vscode_problems_status_quick_fix_and_mend_workspace(tmp_path: Path) -> 
     example = (ROOT / "examples" / "gated_mlp.py").read_text(encoding="utf-8")
     (workspace / "gated_mlp.py").write_text(example, encoding="utf-8")
     (workspace / "other.py").write_text(OTHER, encoding="utf-8")
+    (workspace / "pyproject.toml").write_text(
+        '[tool.graphmend.samples]\n"gated_mlp.py:GatedMLP" = "gated_mlp.py:make_sample"\n', encoding="utf-8"
+    )
     proc = subprocess.run(
         ["bash", str(HERE / "vscode_e2e.sh"), str(workspace), sys.executable, str(VSIX), str(shots)],
         capture_output=True,
@@ -127,6 +150,12 @@ def test_vscode_problems_status_quick_fix_and_mend_workspace(tmp_path: Path) -> 
         stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0 and "vscode e2e OK" in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
+    # the confirmations ran real dynamo before and after the mend: the counts of a direct run
+    before = _dynamo_counts(example, tmp_path / "before")
+    after = _dynamo_counts(fix_source(example, "gated_mlp.py").fixed, tmp_path / "after")
+    assert before[1] > 0 and after < before
+    assert f"TorchDynamo: {_counted(*before)} on cpu" in proc.stdout
+    assert f"TorchDynamo: {_counted(*after)} on cpu (was {_counted(*before)})" in proc.stdout
     assert (workspace / "gated_mlp.py").read_text(encoding="utf-8") == fix_source(example, "gated_mlp.py").fixed
     assert (workspace / "other.py").read_text(encoding="utf-8") == fix_source(OTHER, "other.py").fixed
     keep = os.environ.get("GRAPHMEND_SCREENSHOTS")

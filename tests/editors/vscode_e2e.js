@@ -1,6 +1,8 @@
 // Drive code-server (the real VS Code workbench and extension host) with headless Chromium:
 // open the example, see GraphMend's diagnostics in the Problems panel and the status bar, apply
-// the torch.where quick fix, run "GraphMend: Mend whole workspace" from the palette, save all.
+// confirm with TorchDynamo from the code lens (marks in the Problems panel), apply the torch.where
+// quick fix, run "GraphMend: Mend whole workspace" from the palette, save all, confirm again from
+// the palette (the lens and the message show the counts before and after).
 // The files on disk are checked by tests/test_editors.py.
 const { chromium } = require('playwright-core');
 const fs = require('fs');
@@ -56,6 +58,20 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
     if (!/GraphMend: \d+ breaks?/.test(status)) throw new Error('no break count in the status bar: ' + status);
     await page.screenshot({ path: path.join(SHOTS, 'problems.png') });
 
+    // Runtime confirmation from the code lens on the sample's target: real TorchDynamo on CPU.
+    const lens = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Confirm with TorchDynamo' }).first();
+    await lens.waitFor({ timeout: 60000 });
+    await lens.click();
+    const confirmed = page.locator('.notification-toast', { hasText: 'TorchDynamo:' });
+    await confirmed.first().waitFor({ timeout: 180000 });
+    step('notification: ' + (await confirmed.first().textContent()).trim());
+    await page.locator('.markers-panel .monaco-list-row', { hasText: 'confirmed by TorchDynamo' }).first().waitFor({ timeout: 30000 });
+    const lensAfter = page.locator('.monaco-editor .codelens-decoration a', { hasText: 'Confirm again' }).first();
+    await lensAfter.waitFor({ timeout: 30000 });
+    step('code lens: ' + (await lensAfter.textContent()).trim());
+    await page.screenshot({ path: path.join(SHOTS, 'confirm.png') });
+    await page.keyboard.press('Escape');
+
     // The quick fix, from the lightbulb menu of the first GM101 problem.
     let applied = false;
     for (let attempt = 1; attempt <= 3 && !applied; attempt++) {
@@ -91,6 +107,14 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
       await page.waitForTimeout(2000);
     }
     step('after mend, other.py on disk: ' + JSON.stringify(disk('other.py').slice(-120)));
+    // Confirm again from the palette (the active file's samples): the counts before and after.
+    await page.locator('.monaco-editor .view-lines').click();
+    const compared = page.locator('.notification-toast', { hasText: '(was ' });
+    for (let attempt = 1; attempt <= 2 && !(await compared.count()); attempt++) {
+      await palette('GraphMend: Confirm breaks with TorchDynamo');
+      await compared.first().waitFor({ timeout: 180000 }).catch(() => {});
+    }
+    step('after mend: ' + (await compared.first().textContent()).trim());
     await page.keyboard.press('Control+Shift+M');
     await page.waitForTimeout(1500);
     await page.screenshot({ path: path.join(SHOTS, 'final.png') });
