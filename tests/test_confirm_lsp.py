@@ -42,7 +42,7 @@ async def client(lsp_client: LanguageClient, tmp_path: Path):
             capabilities=caps,
             root_uri=tmp_path.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=tmp_path.as_uri(), name="ws")],
-            initialization_options={"diagnosticMode": "push", "confirmTimeoutS": 6},
+            initialization_options={"diagnosticMode": "push"},
         )
     )
     yield
@@ -74,6 +74,7 @@ async def test_confirm_marks_diagnostics_and_reports_runtime_only_breaks(client:
 
     result = await confirm(client, *lens.command.arguments)
     (run,) = result["runs"]
+    assert "graphs" in run, run
     assert run["target"] == "net.py:Net" and run["device"] == "cpu"
     assert run["breaks"] == len(marked_lines(NET, "BREAK")) + len(marked_lines(HELPERS, "BREAK"))
     assert run["confirmed"] >= 2 and run["not_seen"] == 1 and run["not_reached"] == 1
@@ -125,6 +126,7 @@ async def test_confirm_after_a_mend_shows_before_and_after(client: LanguageClien
     first = (await confirm(client, {"target": "net.py:Net"}))["runs"][0]
     (root / "net.py").write_text(fix_source(NET, "net.py").fixed, encoding="utf-8")  # as a mend would
     second = (await confirm(client, {"target": "net.py:Net"}))["runs"][0]
+    assert "graphs" in first and "graphs" in second, (first, second)
     assert second["previous"] == [first["graphs"], first["breaks"]]
     assert second["breaks"] < first["breaks"]
     net = open_document(client, root / "net.py")
@@ -135,6 +137,7 @@ async def test_confirm_after_a_mend_shows_before_and_after(client: LanguageClien
 async def test_the_server_keeps_answering_and_stops_a_run_at_the_timeout(client: LanguageClient) -> None:
     root = client.workspace_path
     (root / "pyproject.toml").write_text('[tool.graphmend.samples]\n"failing.py:compute" = "failing.py:hangs"\n', encoding="utf-8")
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"graphmend": {"confirmTimeoutS": 12}}))
     running = asyncio.ensure_future(confirm(client, {"target": "failing.py:compute"}))
     await wait_until(lambda: (root / "pid.txt").exists())
     pid = int((root / "pid.txt").read_text())
@@ -143,7 +146,7 @@ async def test_the_server_keeps_answering_and_stops_a_run_at_the_timeout(client:
     assert await lenses(client, net) == [] and not running.done()
     result = await asyncio.wait_for(running, 120)
     assert result["runs"][0]["stage"] == "timeout"
-    assert any("took longer than 6 s and was stopped" in m.message for m in client.messages)
+    assert any("took longer than 12 s and was stopped" in m.message for m in client.messages)
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
 
