@@ -10,7 +10,7 @@ JOBS   ?= 2
 
 NPM_STAMP := node_modules/.graphmend-installed
 
-.PHONY: venv demo test bench clean vsix screenshot
+.PHONY: venv demo test bench bench-models clean vsix screenshot
 
 venv: $(STAMP)
 
@@ -58,6 +58,12 @@ screenshot: venv vsix
 bench: venv
 	$(PY) -m pip install --quiet "transformers==4.57.6"
 	$(PY) bench/analyze_speed.py
+
+# The real-model benchmark (issue 7): every transformers model type that builds small, before and
+# after `graphmend fix`, on transformers 4.52.4 (the paper's) and 5.23.0. Long: tens of minutes.
+bench-models: venv
+	$(PY) -m pip install --quiet -e ".[bench]"
+	$(PY) bench/models/run.py --jobs $(JOBS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis node_modules vscode-extension/dist vscode-extension/out vscode-extension/graphmend.vsix

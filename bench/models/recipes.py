@@ -1,0 +1,67 @@
+"""Small configurations and inputs that reach the branches, for any transformers model type.
+
+Every model is built from its default config shrunk to a couple of layers (random weights; nothing
+is downloaded). Inputs are chosen so data-dependent code runs: an attention mask with padding (so
+`if not torch.all(mask == 1)` takes its slow path), integer ids inside the shrunk vocabulary,
+decoder ids for encoder-decoder models, pixel values at the config's image size for vision models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SMALL: dict[str, Any] = dict(
+    hidden_size=32, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, intermediate_size=64,
+    vocab_size=128, max_position_embeddings=64, head_dim=16, num_local_experts=4, num_experts=4,
+    num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=32,
+    d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+    encoder_ffn_dim=64, decoder_ffn_dim=64, n_layer=2, n_head=2, n_embd=32, num_layers=2, num_heads=2, d_ff=64,
+    d_kv=16, num_decoder_layers=2, n_positions=64,
+)
+BATCH, SEQ = 2, 8
+
+
+def small_config(model_type: str) -> Any:
+    from transformers import AutoConfig
+
+    config = AutoConfig.for_model(model_type)
+    for key, value in SMALL.items():
+        if hasattr(config, key):
+            try:
+                setattr(config, key, value)
+            except Exception:  # noqa: BLE001 - read-only or validated attributes stay as they are
+                pass
+    for sub in ("text_config", "vision_config"):
+        nested = getattr(config, sub, None)
+        if nested is not None:
+            for key, value in SMALL.items():
+                if hasattr(nested, key):
+                    try:
+                        setattr(nested, key, value)
+                    except Exception:  # noqa: BLE001
+                        pass
+    return config
+
+
+def inputs_for(model: Any, config: Any) -> dict[str, Any]:
+    """Keyword inputs for one forward pass; ValueError for input kinds the harness does not build."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1)
+    name = getattr(model, "main_input_name", "input_ids")
+    if name == "input_ids":
+        vocab = int(getattr(config, "vocab_size", None) or getattr(getattr(config, "text_config", None), "vocab_size", 100) or 100)
+        ids = torch.randint(0, min(vocab, 100), (BATCH, SEQ), generator=generator)
+        mask = torch.ones(BATCH, SEQ, dtype=torch.long)
+        mask[1, :2] = 0  # left padding: the mask is not all ones
+        inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
+        if getattr(config, "is_encoder_decoder", False):
+            inputs["decoder_input_ids"] = torch.randint(0, min(vocab, 100), (BATCH, SEQ // 2), generator=generator)
+        return inputs
+    if name == "pixel_values":
+        vision = getattr(config, "vision_config", config)
+        size = getattr(vision, "image_size", 224)
+        size = size[0] if isinstance(size, (list, tuple)) else size
+        channels = getattr(vision, "num_channels", 3)
+        return {"pixel_values": torch.randn(BATCH, channels, int(size), int(size), generator=generator)}
+    raise ValueError(f"inputs of kind {name!r} are not built by this harness")

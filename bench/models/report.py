@@ -1,0 +1,125 @@
+"""Turn a bench/models run (JSON) into the markdown table and the PNG chart in bench/results/."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+
+def _sites(record: dict[str, Any] | None) -> int | None:
+    if not record or not record.get("ok"):
+        return None
+    return len(record.get("breaks", []))
+
+
+def _ratio(speed: dict[str, Any] | None, variant: str, key: str) -> str:
+    if not speed or not speed.get("original", {}).get("ok") or not speed.get(variant, {}).get("ok"):
+        return "-"
+    return f"{speed['original'][key] / speed[variant][key]:.2f}x"
+
+
+def _after(row: dict[str, Any], variant: str) -> int:
+    sites = _sites(row.get(variant))
+    return len(row["original"]["breaks"]) if sites is None else sites
+
+
+def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ran = [r for r in rows if r["original"].get("ok") and not r["original"].get("error")]
+    breaking = [r for r in ran if r["original"]["breaks"]]
+    before = sum(len(r["original"]["breaks"]) for r in breaking)
+    # a variant that failed to run removed nothing: its model keeps the original's count
+    after = {v: sum(_after(r, v) for r in breaking) for v in ("safe", "unsafe")}
+    failed = {v: [r["model"] for r in breaking if _sites(r.get(v)) is None] for v in ("safe", "unsafe")}
+    changed = {v: [r["model"] for r in breaking if str(r.get(f"{v}_equal", "")).startswith("DIFFERENT")] for v in ("safe", "unsafe")}
+    sites = sum(r["static"]["sites"] for r in breaking)
+    predicted = sum(r["static"]["predicted"] for r in breaking)
+    ran_findings = sum(r["static"]["findings_ran"] for r in breaking)
+    confirmed = sum(r["static"]["findings_confirmed"] for r in breaking)
+    reasons = Counter(str(r["original"].get("error", ""))[:60] for r in rows if r not in ran)
+    return {
+        "types": len(rows), "ran": len(ran), "breaking": len(breaking), "before": before, "after": after,
+        "failed": failed, "changed": changed, "sites": sites, "predicted": predicted,
+        "findings_ran": ran_findings, "findings_confirmed": confirmed, "not_run": reasons,
+    }
+
+
+def write_reports(path: Path) -> str:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows, version = data["rows"], data["transformers"]
+    t = totals(rows)
+    breaking = [r for r in rows if r["original"].get("ok") and not r["original"].get("error") and r["original"]["breaks"]]
+    lines = [
+        f"# transformers {version}: graph breaks before and after `graphmend fix`",
+        "",
+        f"{t['types']} model types; {t['ran']} built small and ran; **{t['breaking']} break** under TorchDynamo.",
+        "",
+        "| | break sites | removed |",
+        "|---|---|---|",
+        f"| before | {t['before']} | |",
+    ]
+    for variant in ("safe", "unsafe"):
+        removed = t["before"] - t["after"][variant]
+        share = f"{100 * removed / t['before']:.0f}%" if t["before"] else "-"
+        lines.append(f"| after `graphmend fix{' --unsafe-fixes' if variant == 'unsafe' else ''}` | {t['after'][variant]} | {removed} ({share}) |")
+    recall = f"{t['predicted']}/{t['sites']} ({100 * t['predicted'] / t['sites']:.0f}%)" if t["sites"] else "-"
+    precision = f"{t['findings_confirmed']}/{t['findings_ran']} ({100 * t['findings_confirmed'] / t['findings_ran']:.0f}%)" if t["findings_ran"] else "-"
+    lines += [
+        "",
+        f"Static recall (break sites a finding covers): {recall}. Precision (findings on lines the forward pass ran "
+        f"where dynamo broke): {precision}.",
+        f"Variants that did not run (counted as not fixed): safe {t['failed']['safe'] or 'none'}, unsafe {t['failed']['unsafe'] or 'none'}.",
+        f"Changed outputs: safe {len(t['changed']['safe'])} {t['changed']['safe'] or ''}, unsafe {len(t['changed']['unsafe'])} {t['changed']['unsafe'] or ''}.",
+        "",
+        "| model | graphs | sites before → safe → unsafe | recall | safe output | unsafe output | cold (safe) | steady (safe) | cold (unsafe) | steady (unsafe) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in breaking:
+        static = r["static"]
+        speed = r.get("speed")
+        lines.append(
+            f"| {r['model']} | {r['original']['graphs']} | {_sites(r['original'])} → {_sites(r.get('safe'))} → {_sites(r.get('unsafe'))} "
+            f"| {static['predicted']}/{static['sites']} | {r.get('safe_equal')} | {r.get('unsafe_equal')} "
+            f"| {_ratio(speed, 'safe', 'cold_s')} | {_ratio(speed, 'safe', 'steady_s')} | {_ratio(speed, 'unsafe', 'cold_s')} | {_ratio(speed, 'unsafe', 'steady_s')} |"
+        )
+    missed = [f"{r['model']}: {', '.join(r['static']['missed'])}" for r in breaking if r["static"]["missed"]]
+    if missed:
+        lines += ["", "Break sites no static finding covers:", ""] + [f"- {m}" for m in missed]
+    lines += ["", "Model types that did not build or run small (count by reason):", ""]
+    lines += [f"- {count} × {reason or '(no reason)'}" for reason, count in t["not_run"].most_common(15)]
+    markdown = path.with_suffix(".md")
+    markdown.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    chart = _chart(breaking, path.with_suffix(".png"), version)
+    return f"wrote {markdown}" + (f" and {chart}" if chart else " (no chart: matplotlib is not installed)")
+
+
+def _chart(breaking: list[dict[str, Any]], out: Path, version: str) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    names = [r["model"] for r in breaking]
+    series = {v: [_sites(r.get(v)) or 0 for r in breaking] for v in ("original", "safe", "unsafe")}
+    figure, axis = plt.subplots(figsize=(max(6, 0.45 * len(names) + 2), 4))
+    width = 0.27
+    for offset, (variant, values) in zip((-width, 0, width), series.items()):
+        axis.bar([i + offset for i in range(len(names))], values, width, label=variant)
+    axis.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
+    axis.set_ylabel("graph-break sites")
+    axis.set_title(f"transformers {version}: break sites before and after graphmend fix")
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+    return out
+
+
+if __name__ == "__main__":  # re-render reports from runs already made: report.py RESULTS.json ...
+    import sys
+
+    for argument in sys.argv[1:]:
+        print(write_reports(Path(argument)))

@@ -1,0 +1,167 @@
+"""The real-model benchmark: every transformers model type that builds small, before and after
+`graphmend fix`, against real TorchDynamo (issue 7).
+
+    .venv/bin/python bench/models/run.py [--transformers 4.52.4 5.23.0] [--models gpt2 mixtral ...]
+                                         [--jobs 2] [--timeout 300] [--speed]
+
+Per corpus (a transformers release, installed apart by corpus.py): each model type runs in its own
+process (probe.py) under a timeout. For the original package it records graphs and break sites
+(counting backend + graph_breaks log) and the lines an eager call runs; the static findings of the
+files on the forward path give recall (break sites a finding covers) and precision (findings on
+lines that ran where dynamo broke). Models that break run again on the safe-fixed and
+unsafe-fixed copies: break sites after, and the outputs compared with the original's on the same
+weights and inputs. With --speed, eager and inductor latency (cold start with compile, steady-state
+median) before and after. Writes bench/results/models-<version>.{json,md,png}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(HERE))
+
+from corpus import CACHE, Corpus, prepare  # noqa: E402
+from report import write_reports  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results"
+
+
+def probe(corpus: Corpus, variant: str, mode: str, model_type: str, timeout: float) -> dict[str, Any]:
+    state = state_dir(corpus, model_type)
+    env = dict(os.environ, PYTHONPATH=corpus.pythonpath(variant), GRAPHMEND_VARIANT=variant, TOKENIZERS_PARALLELISM="false")
+    if mode == "speed":
+        env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
+    try:
+        done = subprocess.run(
+            [sys.executable, str(HERE / "probe.py"), mode, model_type, str(state)],
+            capture_output=True, text=True, timeout=timeout, env=env, cwd=HERE,
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "error": f"timeout after {timeout:g} s"}
+    for line in reversed(done.stdout.splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    return {"ok": False, "error": f"probe exited {done.returncode}: {done.stderr.strip().splitlines()[-1:] or ''}"}
+
+
+def model_types(corpus: Corpus) -> list[str]:
+    code = "from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES as m; print('\\n'.join(sorted(m)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=corpus.pythonpath("original")), check=True)
+    return [line for line in done.stdout.split() if line]
+
+
+def static_scores(corpus: Corpus, record: dict[str, Any]) -> dict[str, Any]:
+    """Recall over the break sites, precision over the findings on lines the forward pass ran."""
+    from graphmend import analyze
+
+    package = corpus.package("original")
+    sites = {(b["path"], b["line"]) for b in record["breaks"] if not os.path.isabs(b["path"])}
+    files = {path for path, _ in sites} | {p for p in record.get("coverage", {}) if p.startswith("models/")}
+    predicted: set[tuple[str, int]] = set()
+    confirmed = not_seen = 0
+    for relative in sorted(files):
+        path = package / relative
+        try:
+            findings = analyze(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, UnicodeDecodeError):
+            continue
+        ran = set(record.get("coverage", {}).get(relative, []))
+        for finding in findings:
+            if finding.code == "GM000":
+                continue
+            lines = set(range(finding.span.start_line, finding.span.end_line + 1))
+            hit = {(relative, line) for line in lines} & sites
+            predicted |= hit
+            if lines & ran:
+                confirmed += bool(hit)
+                not_seen += not hit
+    return {
+        "sites": len(sites),
+        "predicted": len(predicted),
+        "missed": sorted(f"{p}:{l}" for p, l in sites - predicted),
+        "findings_ran": confirmed + not_seen,
+        "findings_confirmed": confirmed,
+    }
+
+
+def state_dir(corpus: Corpus, model_type: str) -> Path:
+    """Where a model's weights, inputs and outputs per variant are kept between its probes."""
+    return CACHE / "state" / corpus.version / model_type
+
+
+def outputs_equal(state: Path, variant: str) -> str:
+    """`identical`, `allclose` (1e-6), or `DIFFERENT`: the variant's eager outputs against the original's."""
+    import torch
+
+    try:
+        before = torch.load(state / "outputs-original.pt", weights_only=True)
+        after = torch.load(state / f"outputs-{variant}.pt", weights_only=True)
+    except OSError:
+        return "missing"
+    if len(before) != len(after):
+        return "DIFFERENT (structure)"
+    if all(a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b) for a, b in zip(before, after)):
+        return "identical"
+    if all(a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=1e-6, rtol=1e-6, equal_nan=True) for a, b in zip(before, after)):
+        return "allclose"
+    return "DIFFERENT"
+
+
+def run_model(corpus: Corpus, model_type: str, timeout: float, speed: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {"model": model_type, "original": probe(corpus, "original", "breaks", model_type, timeout)}
+    original = row["original"]
+    if not original.get("ok") or original.get("error") or not original["breaks"]:
+        return row
+    row["static"] = static_scores(corpus, original)
+    for variant in ("safe", "unsafe"):
+        row[variant] = probe(corpus, variant, "breaks", model_type, timeout)
+        row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, model_type), variant) if row[variant].get("ok") else "not run"
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--transformers", nargs="+", default=["4.52.4", "5.23.0"])
+    parser.add_argument("--models", nargs="*", help="model types (default: every one with an AutoModel)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
+    args = parser.parse_args()
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    for version in args.transformers:
+        corpus = prepare(version)
+        models = args.models or model_types(corpus)
+        print(f"== transformers {version}: {len(models)} model types", flush=True)
+        rows: list[dict[str, Any]] = []
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for row in pool.map(lambda m: run_model(corpus, m, args.timeout, False), models):
+                rows.append(row)
+                original = row["original"]
+                status = original.get("error") or f"{len(original['breaks'])} break sites"
+                if "safe" in row:
+                    status += f" -> safe {len(row['safe'].get('breaks', []))} ({row['safe_equal']}), unsafe {len(row['unsafe'].get('breaks', []))} ({row['unsafe_equal']})"
+                print(f"  {row['model']}: {status}", flush=True)
+        if args.speed:
+            for row in rows:
+                if "safe" not in row:
+                    continue
+                row["speed"] = {v: probe(corpus, v, "speed", row["model"], args.timeout * 3) for v in ("original", "safe", "unsafe")}
+                print(f"  speed {row['model']}: {json.dumps(row['speed'])}", flush=True)
+        out = RESULTS / f"models-transformers-{version}.json"
+        out.write_text(json.dumps({"transformers": version, "rows": rows}, indent=1), encoding="utf-8")
+        print(write_reports(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
