@@ -57,11 +57,19 @@ def inputs_for(model: Any, config: Any) -> dict[str, Any]:
         inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         if getattr(config, "is_encoder_decoder", False):
             inputs["decoder_input_ids"] = torch.randint(0, min(vocab, 100), (BATCH, SEQ // 2), generator=generator)
+        if getattr(config, "vision_config", None) is not None:  # text-image models (CLIP-like) take both
+            inputs.update(_pixels(config, generator))
         return inputs
     if name == "pixel_values":
-        vision = getattr(config, "vision_config", config)
-        size = getattr(vision, "image_size", 224)
-        size = size[0] if isinstance(size, (list, tuple)) else size
-        channels = getattr(vision, "num_channels", 3)
-        return {"pixel_values": torch.randn(BATCH, channels, int(size), int(size), generator=generator)}
+        return _pixels(config, generator)
     raise ValueError(f"inputs of kind {name!r} are not built by this harness")
+
+
+def _pixels(config: Any, generator: Any) -> dict[str, Any]:
+    import torch
+
+    vision = getattr(config, "vision_config", None) or config
+    size = getattr(vision, "image_size", 224)
+    size = size[0] if isinstance(size, (list, tuple)) else size
+    channels = getattr(vision, "num_channels", 3)
+    return {"pixel_values": torch.randn(BATCH, channels, int(size), int(size), generator=generator)}

@@ -148,8 +148,11 @@ def main() -> int:
                 rows.append(row)
                 original = row["original"]
                 status = original.get("error") or f"{len(original['breaks'])} break sites"
-                if "safe" in row:
-                    status += f" -> safe {len(row['safe'].get('breaks', []))} ({row['safe_equal']}), unsafe {len(row['unsafe'].get('breaks', []))} ({row['unsafe_equal']})"
+                for variant in ("safe", "unsafe"):
+                    if variant in row:
+                        after = row[variant]
+                        count = len(after["breaks"]) if after.get("ok") and "breaks" in after else f"failed: {str(after.get('error'))[:80]}"
+                        status += f"; {variant} {count} ({row[f'{variant}_equal']})"
                 print(f"  {row['model']}: {status}", flush=True)
         if args.speed:
             for row in rows:

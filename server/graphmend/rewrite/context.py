@@ -200,6 +200,25 @@ class FixContext:
             break
         return line
 
+    def torch_bound_at(self) -> tuple[int, str]:
+        """(line, indentation) where module-level code may first use torch: right after the first
+        module-level `import torch`, inside the same block when it is guarded (transformers'
+        `if is_torch_available(): import torch`), so the new code runs exactly when torch was
+        imported; never before the import block."""
+        after_imports = self.after_imports_line()
+        for stmt in self.tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Import) and any(_binds_torch(alias, self.torch_name()) for alias in node.names):
+                    end = (node.end_lineno or node.lineno) + 1
+                    line_text = self.source.lines[node.lineno - 1] if node.lineno <= len(self.source.lines) else ""
+                    indent = line_text[: len(line_text) - len(line_text.lstrip())]
+                    if node is stmt or len(indent) != node.col_offset:  # top level, or `if x: import torch`
+                        return max(after_imports, (stmt.end_lineno or stmt.lineno) + 1), ""
+                    return end, indent
+        return after_imports, ""
+
     def import_edit(self) -> Edit | None:
         """`import torch` when the module does not import it under any name."""
         if any(target == "torch" for target in self.index.imports.values()):
@@ -377,3 +396,11 @@ def apply_edits(text: str, edits: list[Edit] | tuple[Edit, ...]) -> str:
         end = position(edit.span.end_line, edit.span.end_col)
         result = result[:begin] + in_line_ending(edit.new_text, ending) + result[end:]
     return result
+
+
+def _binds_torch(alias: ast.alias, torch_name: str) -> bool:
+    """`import torch`, `import torch.nn` (binds `torch`) or `import torch as <the module's name>`."""
+    if alias.name.split(".")[0] != "torch":
+        return False
+    bound = alias.asname or alias.name.split(".")[0]
+    return bound == torch_name

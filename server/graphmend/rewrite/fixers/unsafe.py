@@ -196,9 +196,10 @@ class ConfigFlagFixer:
                 )
         torch = ctx.torch_name()
         import_edit = ctx.import_edit()
-        line = ctx.after_imports_line()
+        # after the import of torch, even one inside `if is_torch_available():` below the imports
+        line, indent = (ctx.after_imports_line(), "") if import_edit is not None else ctx.torch_bound_at()
         why = _FLAG_COMMENT[flag]
-        text = (import_edit.new_text if import_edit is not None else "") + f"# {why} (set by graphmend)\n{torch}._dynamo.config.{flag} = True\n"
+        text = (import_edit.new_text if import_edit is not None else "") + f"{indent}# {why} (set by graphmend)\n{indent}{torch}._dynamo.config.{flag} = True\n"
         edit = Edit(Span(line, 0, line, 0), text)
         title = f"Set torch._dynamo.config.{flag} = True in this module (changes dynamo's behaviour for the whole process)"
         return Fix(finding, title, Safety.UNSAFE, (edit,), full=False)
