@@ -22,7 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from recipes import inputs_for, small_config
+from recipes import input_options, small_config
 
 
 def build(model_type: str, state: Path) -> tuple[Any, dict[str, Any]]:
@@ -37,11 +37,25 @@ def build(model_type: str, state: Path) -> tuple[Any, dict[str, Any]]:
         model.load_state_dict(torch.load(weights, weights_only=True))
         inputs = torch.load(inputs_file, weights_only=True)
     else:
-        inputs = inputs_for(model, config)
+        inputs = _first_that_runs(model, input_options(model, config))
         state.mkdir(parents=True, exist_ok=True)
         torch.save(model.state_dict(), weights)
         torch.save(inputs, inputs_file)
     return model, inputs
+
+
+def _first_that_runs(model: Any, options: list[dict[str, Any]]) -> dict[str, Any]:
+    import torch
+
+    for number, inputs in enumerate(options):
+        try:
+            with torch.no_grad():
+                model(**inputs)
+            return inputs
+        except Exception:  # noqa: BLE001 - the next, plainer inputs may fit
+            if number == len(options) - 1:
+                raise
+    raise ValueError("no inputs")
 
 
 def tensors(value: Any) -> list[Any]:

@@ -43,6 +43,15 @@ def small_config(model_type: str) -> Any:
     return config
 
 
+def input_options(model: Any, config: Any) -> list[dict[str, Any]]:
+    """Inputs to try, richest first: a text model with a vision tower gets text and an image, and
+    text alone if the image does not fit (the probe keeps the first that runs eagerly)."""
+    inputs = inputs_for(model, config)
+    if "input_ids" in inputs and "pixel_values" in inputs:
+        return [inputs, {k: v for k, v in inputs.items() if k != "pixel_values"}]
+    return [inputs]
+
+
 def inputs_for(model: Any, config: Any) -> dict[str, Any]:
     """Keyword inputs for one forward pass; ValueError for input kinds the harness does not build."""
     import torch
