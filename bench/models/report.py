@@ -53,7 +53,8 @@ def write_reports(path: Path) -> str:
     lines = [
         f"# transformers {version}: graph breaks before and after `graphmend fix`",
         "",
-        f"{t['types']} model types; {t['ran']} built small and ran; **{t['breaking']} break** under TorchDynamo.",
+        f"{t['types']} model types; {t['ran']} built small and ran; **{t['breaking']} break** under TorchDynamo."
+        + ("" if data.get("complete", True) else " **Incomplete run**: the model types after the last listed were not reached."),
         "",
         "| | break sites | removed |",
         "|---|---|---|",

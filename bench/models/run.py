@@ -129,6 +129,19 @@ def run_model(corpus: Corpus, model_type: str, timeout: float, speed: bool) -> d
     return row
 
 
+def time_models(corpus: Corpus, rows: list[dict[str, Any]], timeout: float, out: Path, only: list[str] | None = None) -> None:
+    """Eager and inductor latency of each breaking model, original and fixed, one at a time (no
+    other probe competes for the cores); saved after every model."""
+    for row in rows:
+        if "safe" not in row or (only and row["model"] not in only):
+            continue
+        row["speed"] = {v: probe(corpus, v, "speed", row["model"], timeout * 3) for v in ("original", "safe", "unsafe")}
+        print(f"  speed {row['model']}: {json.dumps(row['speed'])}", flush=True)
+        data = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {"transformers": corpus.version}
+        data["rows"] = rows
+        out.write_text(json.dumps(data, indent=1), encoding="utf-8")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--transformers", nargs="+", default=["4.52.4", "5.23.0"])
@@ -136,16 +149,27 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
+    parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.speed_only:
+        for version in args.transformers:
+            out = RESULTS / f"models-transformers-{version}.json"
+            rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+            time_models(prepare(version), rows, args.timeout, out, args.models)
+            print(write_reports(out), flush=True)
+        return 0
     for version in args.transformers:
         corpus = prepare(version)
         models = args.models or model_types(corpus)
         print(f"== transformers {version}: {len(models)} model types", flush=True)
         rows: list[dict[str, Any]] = []
+        out = RESULTS / f"models-transformers-{version}.json"
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for row in pool.map(lambda m: run_model(corpus, m, args.timeout, False), models):
                 rows.append(row)
+                # after every model: a run cut short still leaves its results (marked incomplete)
+                out.write_text(json.dumps({"transformers": version, "complete": False, "rows": rows}, indent=1), encoding="utf-8")
                 original = row["original"]
                 status = original.get("error") or f"{len(original['breaks'])} break sites"
                 for variant in ("safe", "unsafe"):
@@ -155,13 +179,8 @@ def main() -> int:
                         status += f"; {variant} {count} ({row[f'{variant}_equal']})"
                 print(f"  {row['model']}: {status}", flush=True)
         if args.speed:
-            for row in rows:
-                if "safe" not in row:
-                    continue
-                row["speed"] = {v: probe(corpus, v, "speed", row["model"], args.timeout * 3) for v in ("original", "safe", "unsafe")}
-                print(f"  speed {row['model']}: {json.dumps(row['speed'])}", flush=True)
-        out = RESULTS / f"models-transformers-{version}.json"
-        out.write_text(json.dumps({"transformers": version, "rows": rows}, indent=1), encoding="utf-8")
+            time_models(corpus, rows, args.timeout, out)
+        out.write_text(json.dumps({"transformers": version, "complete": True, "rows": rows}, indent=1), encoding="utf-8")
         print(write_reports(out), flush=True)
     return 0
 
