@@ -149,6 +149,7 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
+    parser.add_argument("--resume", action="store_true", help="keep the model types an earlier (interrupted) run finished")
     parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -165,6 +166,11 @@ def main() -> int:
         print(f"== transformers {version}: {len(models)} model types", flush=True)
         rows: list[dict[str, Any]] = []
         out = RESULTS / f"models-transformers-{version}.json"
+        if args.resume and out.is_file():  # go on after an interrupted run
+            rows = [r for r in json.loads(out.read_text(encoding="utf-8"))["rows"] if r["model"] in models]
+            done = {r["model"] for r in rows}
+            models = [m for m in models if m not in done]
+            print(f"   resuming: {len(done)} done, {len(models)} to go", flush=True)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             for row in pool.map(lambda m: run_model(corpus, m, args.timeout, False), models):
                 rows.append(row)
