@@ -113,3 +113,22 @@ def test_a_run_past_the_timeout_is_stopped_with_its_process(project: Path) -> No
     pid = int((project / "pid.txt").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_user_modules_named_like_graphmend_internals_are_the_users(tmp_path: Path) -> None:
+    """The worker runs from graphmend/runtime/, next to runner.py and samples.py: those names
+    must still resolve to the user's files."""
+    (tmp_path / "samples.py").write_text(
+        "import torch\n\ndef f(x):\n    return x * 2\n\ndef make_sample():\n    return f, (torch.randn(3),), {}\n", encoding="utf-8"
+    )
+    completed = explain(tmp_path, "samples.py:f", "--sample", "samples.py:make_sample")
+    assert completed.returncode == 0, completed.stderr
+
+
+def test_a_call_that_raises_before_any_break_is_no_answer(tmp_path: Path) -> None:
+    (tmp_path / "bad.py").write_text(
+        "import torch\n\ndef f(x):\n    return x @ x\n\ndef make_sample():\n    return f, (torch.randn(2, 3),), {}\n", encoding="utf-8"
+    )
+    completed = explain(tmp_path, "bad.py:f", "--sample", "bad.py:make_sample")
+    assert completed.returncode == 2, completed.stdout + completed.stderr
+    assert "the compiled call raised" in completed.stdout

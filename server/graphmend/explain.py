@@ -68,7 +68,13 @@ def run_explain(args: argparse.Namespace) -> int:
 
     def analyze_path(path: Path) -> list[Finding] | None:
         source = read_source(path, config.max_file_bytes)
-        return None if source.text is None else analyze(source.text, str(path), config_for(path))
+        if source.text is None:
+            return None
+        try:  # --config applies to every file; otherwise each file's own pyproject.toml
+            file_config = config if args.config is not None else config_for(path)
+        except ConfigError:
+            file_config = config
+        return analyze(source.text, str(path), file_config)
 
     comparison = compare(report, static_findings(files_to_compare(report), analyze_path))
     if args.format == "json":
@@ -76,6 +82,8 @@ def run_explain(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(render_text(report, comparison))
+    if report.error and not report.breaks:  # it raised before any break: no answer either way
+        return EXIT_USAGE
     return EXIT_BREAKS if report.breaks else EXIT_CLEAN
 
 

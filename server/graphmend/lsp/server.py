@@ -703,6 +703,10 @@ async def confirm(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
             if exc.detail:
                 ls.window_log_message(types.LogMessageParams(type=types.MessageType.Error, message=f"GraphMend: {exc}\n{exc.detail}"))
             answers.append({"target": sample.label, "error": str(exc), "stage": exc.stage})
+        except asyncio.CancelledError:  # the client cancelled the request: stop the worker too
+            stop.set()
+            progress.end("cancelled")
+            raise
         except Exception as exc:  # noqa: BLE001 - never let a run take the server down
             logger.exception("confirmation of %s failed", sample.label)
             ls.show(f"GraphMend: confirmation of {sample.label} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
@@ -741,12 +745,10 @@ def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Futur
 
 def _warn_unsaved(ls: GraphMendServer, path: Path) -> None:
     for uri, document in list(ls.workspace.text_documents.items()):
-        if path_of(uri) == path:
-            try:
-                saved = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                return
-            if saved != document.source:
+        found = path_of(uri)
+        if found is not None and found.resolve() == path:
+            saved = read_source(path, ls.config_for(path).max_file_bytes).text  # as the analysis reads it
+            if saved is not None and saved != document.source:
                 ls.show(f"GraphMend: {display_name(uri)} has unsaved changes; TorchDynamo runs the saved file", types.MessageType.Warning)
             return
 

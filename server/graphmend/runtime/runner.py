@@ -138,6 +138,8 @@ def run_sample(sample: Sample, options: RunOptions, should_stop: Callable[[], bo
                     ) from None
     finally:
         _LIVE.discard(process)
+    if should_stop():  # killed by a shutdown while finishing: a cancel, not a crash
+        raise ConfirmError("cancelled", f"confirmation of {sample.label} was cancelled")
     return parse_output(sample, process.returncode, stdout, stderr)
 
 
@@ -157,7 +159,13 @@ def _kill(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         process.kill()
-    process.communicate()
+    try:
+        process.communicate(timeout=5)
+    except subprocess.TimeoutExpired:  # a grandchild in a session of its own holds the pipes
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        process.wait(timeout=5)
 
 
 def parse_output(sample: Sample, returncode: int, stdout: str, stderr: str) -> RuntimeReport:
@@ -197,8 +205,9 @@ def _last_json(stdout: str) -> dict[str, Any] | None:
             try:
                 value = json.loads(line)
             except json.JSONDecodeError:
-                return None
-            return value if isinstance(value, dict) else None
+                continue  # a line of user output that only looks like JSON
+            if isinstance(value, dict) and "ok" in value:
+                return value
     return None
 
 

@@ -61,7 +61,7 @@ def parse_spec(spec: str, base: Path) -> Spec:
 
 def configured_samples(config: Config) -> list[Sample]:
     """Every sample of a configuration; a malformed entry raises SampleError naming it."""
-    base = config.root or Path.cwd()
+    base = (config.root or Path.cwd()).resolve()
     samples = []
     for target, factory in config.samples.items():
         samples.append(Sample(parse_spec(target, base), parse_spec(factory, base), base, target))
@@ -72,7 +72,7 @@ def find_sample(target: str, config: Config, cwd: Path, factory: str | None = No
     """The sample for `target` (written relative to `cwd`): `factory` when given, else the one
     configured for it. SampleError says how to configure one when there is none."""
     spec = parse_spec(target, cwd)
-    root = config.root or cwd
+    root = (config.root or cwd).resolve()
     if factory is not None:
         return Sample(spec, parse_spec(factory, cwd), root, target)
     for sample in configured_samples(config):
@@ -93,7 +93,7 @@ def samples_for_file(config: Config, path: Path) -> list[Sample]:
     """The samples whose target is defined in `path` (malformed entries are left out)."""
     resolved = path.resolve()
     found = []
-    base = config.root or Path.cwd()
+    base = (config.root or Path.cwd()).resolve()
     for target, factory in config.samples.items():
         try:
             sample = Sample(parse_spec(target, base), parse_spec(factory, base), base, target)

@@ -226,11 +226,15 @@ def _import_file(path: str) -> Any:
     existing = sys.modules.get(name)
     if existing is not None and os.path.realpath(getattr(existing, "__file__", "") or "") == os.path.realpath(path):
         return existing
-    if root not in sys.path:
-        sys.path.insert(0, root)
+    if root in sys.path:
+        sys.path.remove(root)
+    sys.path.insert(0, root)  # the user's tree first, before anything else of the same name
     if existing is None and name:
-        module = importlib.import_module(name)
-        if os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(path):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            module = None  # e.g. a package-less name that clashes: load the file directly below
+        if module is not None and os.path.realpath(getattr(module, "__file__", "") or "") == os.path.realpath(path):
             return module
     # a clash with another module of the same name: load this file under a name of its own
     unique = "graphmend_target_" + re.sub(r"\W", "_", os.path.splitext(os.path.abspath(path))[0])
@@ -359,7 +363,10 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
     timings["first_call_s"] = captured.pop("seconds")
     used = _device_of(fn, args, kwargs)
     if used.startswith("cuda"):
-        torch.cuda.synchronize()
+        try:
+            torch.cuda.synchronize()  # an asynchronous device error surfaces here
+        except Exception as exc:  # noqa: BLE001 - keep the breaks recorded so far
+            captured["error"] = captured["error"] or f"{type(exc).__name__}: {exc}"
     coverage: dict[str, list[int]] = {}
     if captured["error"] is None and root:
         try:
@@ -370,7 +377,7 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
         "torch": torch.__version__,
         "python": sys.version.split()[0],
         "device": used,
-        "gpu": torch.cuda.get_device_name(0) if used.startswith("cuda") else None,
+        "gpu": torch.cuda.get_device_name(torch.device(used).index or 0) if used.startswith("cuda") else None,
         **captured,
         "skipped_frames": _skipped_frames(captured["breaks"]),
         "coverage": coverage,
@@ -396,6 +403,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", help="report the lines an eager call runs in files under this directory")
     parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = parser.parse_args(argv)
+    # run as `python worker.py`, this file's folder heads sys.path: drop it, or graphmend's own
+    # runner.py/samples.py would shadow the user's modules of those names
+    here = os.path.dirname(os.path.realpath(__file__))
+    sys.path[:] = [entry for entry in sys.path if os.path.realpath(entry or ".") != here or entry == ""]
+    sys.argv = [args.sample.rpartition(":")[0]]  # user code that parses arguments at import sees none
     stdout = io.StringIO()
     code = EXIT_OK
     try:
@@ -414,4 +426,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    status = main()
+    sys.stderr.flush()
+    # no atexit handlers or leftover non-daemon threads of user code may print after the report
+    # or keep the process (and its pipes) alive
+    os._exit(status)
