@@ -84,6 +84,11 @@ def write_reports(path: Path) -> str:
             f"| {static['predicted']}/{static['sites']} | {r.get('safe_equal')} | {r.get('unsafe_equal')} "
             f"| {_ratio(speed, 'safe', 'cold_s')} | {_ratio(speed, 'safe', 'steady_s')} | {_ratio(speed, 'unsafe', 'cold_s')} | {_ratio(speed, 'unsafe', 'steady_s')} |"
         )
+    for variant, label in (("original", "before fixing"), ("safe", "left after `graphmend fix`"), ("unsafe", "left after `--unsafe-fixes`")):
+        kinds = Counter(b.get("summary", "?") for r in breaking if (r.get(variant) or {}).get("ok") for b in r[variant].get("breaks", []))
+        if kinds:
+            lines += ["", f"Break sites {label}, by dynamo's reason:", ""]
+            lines += [f"- {count} × {reason}" for reason, count in kinds.most_common()]
     missed = [f"{r['model']}: {', '.join(r['static']['missed'])}" for r in breaking if r["static"]["missed"]]
     if missed:
         lines += ["", "Break sites no static finding covers:", ""] + [f"- {m}" for m in missed]
