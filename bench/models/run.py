@@ -121,10 +121,13 @@ def run_model(corpus: Corpus, model_type: str, timeout: float, speed: bool) -> d
     row: dict[str, Any] = {"model": model_type, "original": probe(corpus, "original", "breaks", model_type, timeout)}
     original = row["original"]
     if not original.get("ok") or original.get("error") or not original["breaks"]:
+        original.pop("coverage", None)
         return row
     row["static"] = static_scores(corpus, original)
+    original.pop("coverage", None)  # used for precision; too bulky to keep in the results
     for variant in ("safe", "unsafe"):
         row[variant] = probe(corpus, variant, "breaks", model_type, timeout)
+        row[variant].pop("coverage", None)
         row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, model_type), variant) if row[variant].get("ok") else "not run"
     return row
 
