@@ -15,8 +15,12 @@ def _sites(record: dict[str, Any] | None) -> int | None:
 
 
 def _ratio(speed: dict[str, Any] | None, variant: str, key: str) -> str:
-    if not speed or not speed.get("original", {}).get("ok") or not speed.get(variant, {}).get("ok"):
+    """original / variant time (>1: the fixed code is faster); "fails" when inductor could not
+    compile or run the variant."""
+    if not speed or not speed.get("original", {}).get("ok"):
         return "-"
+    if not speed.get(variant, {}).get("ok"):
+        return "fails"
     return f"{speed['original'][key] / speed[variant][key]:.2f}x"
 
 
@@ -73,6 +77,10 @@ def write_reports(path: Path) -> str:
         f"Variants that did not run (counted as not fixed): safe {t['failed']['safe'] or 'none'}, unsafe {t['failed']['unsafe'] or 'none'}.",
         f"Changed outputs: safe {len(t['changed']['safe'])} {t['changed']['safe'] or ''}, unsafe {len(t['changed']['unsafe'])} {t['changed']['unsafe'] or ''}.",
         "",
+        "Speed columns: original time / fixed time (cold: first call with compile, fresh inductor caches; steady: median of "
+        "20 calls), inductor on CPU with one thread. The safe variant of these models has no fix applied, so its column "
+        "shows this machine's noise.",
+        "",
         "| model | graphs | sites before → safe → unsafe | recall | safe output | unsafe output | cold (safe) | steady (safe) | cold (unsafe) | steady (unsafe) |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
@@ -89,6 +97,9 @@ def write_reports(path: Path) -> str:
         if kinds:
             lines += ["", f"Break sites {label}, by dynamo's reason:", ""]
             lines += [f"- {count} × {reason}" for reason, count in kinds.most_common()]
+    failures = [f"{r['model']} ({v}): {' '.join(str(r['speed'][v].get('error')).split())[:160]}" for r in breaking if r.get("speed") for v in ("safe", "unsafe") if not r["speed"][v].get("ok")]
+    if failures:
+        lines += ["", "Inductor could not compile or run (speed probe, `torch.compile` default backend):", ""] + [f"- {f}" for f in failures]
     missed = [f"{r['model']}: {', '.join(r['static']['missed'])}" for r in breaking if r["static"]["missed"]]
     if missed:
         lines += ["", "Break sites no static finding covers:", ""] + [f"- {m}" for m in missed]

@@ -19,8 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,11 @@ def probe(corpus: Corpus, variant: str, mode: str, model_type: str, timeout: flo
     env = dict(os.environ, PYTHONPATH=corpus.pythonpath(variant), GRAPHMEND_VARIANT=variant, TOKENIZERS_PARALLELISM="false")
     if mode == "speed":
         env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
+        # a cold start means cold caches: inductor's on-disk caches would let a variant whose
+        # graphs equal the original's skip compilation and look many times faster
+        env["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="graphmend-inductor-")
+        env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+        env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
     try:
         done = subprocess.run(
             [sys.executable, str(HERE / "probe.py"), mode, model_type, str(state)],
@@ -48,6 +55,9 @@ def probe(corpus: Corpus, variant: str, mode: str, model_type: str, timeout: flo
         )
     except subprocess.TimeoutExpired:
         return {"ok": False, "error": f"timeout after {timeout:g} s"}
+    finally:
+        if "TORCHINDUCTOR_CACHE_DIR" in env:
+            shutil.rmtree(env["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
     for line in reversed(done.stdout.splitlines()):
         if line.startswith("{"):
             return json.loads(line)
