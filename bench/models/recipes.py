@@ -31,6 +31,7 @@ def small_config(model_type: str) -> Any:
                 setattr(config, key, value)
             except Exception:  # noqa: BLE001 - read-only or validated attributes stay as they are
                 pass
+    _tokens_inside_vocabulary(config)
     for sub in ("text_config", "vision_config"):
         nested = getattr(config, sub, None)
         if nested is not None:
@@ -82,3 +83,17 @@ def _pixels(config: Any, generator: Any) -> dict[str, Any]:
     size = size[0] if isinstance(size, (list, tuple)) else size
     channels = getattr(vision, "num_channels", 3)
     return {"pixel_values": torch.randn(BATCH, channels, int(size), int(size), generator=generator)}
+
+
+def _tokens_inside_vocabulary(config: Any) -> None:
+    """A shrunk vocabulary must still hold the special tokens (an embedding's padding_idx)."""
+    vocab = getattr(config, "vocab_size", None)
+    if not isinstance(vocab, int):
+        return
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value >= vocab:
+            try:
+                setattr(config, key, vocab - 1)
+            except Exception:  # noqa: BLE001
+                pass
