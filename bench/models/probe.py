@@ -77,7 +77,7 @@ def breaks(model_type: str, state: Path) -> dict[str, Any]:
     import torch
     import transformers
     from graphmend.runtime.runner import merge_breaks
-    from graphmend.runtime.worker import _covered_lines, capture
+    from graphmend.runtime.worker import capture, covered_lines
 
     package = Path(transformers.__file__).resolve().parent
     model, inputs = build(model_type, state)
@@ -86,7 +86,7 @@ def breaks(model_type: str, state: Path) -> dict[str, Any]:
         eager = model(**inputs)
         torch.save([t.detach() for t in tensors(eager)], state / f"outputs-{os.environ['GRAPHMEND_VARIANT']}.pt")
         result = capture(model, (), inputs)
-        coverage = _covered_lines(model, (), inputs, str(package)) if result["error"] is None else {}
+        coverage = covered_lines(model, (), inputs, str(package)) if result["error"] is None else {}
     sites = merge_breaks(result["breaks"], package)
     return {
         "graphs": result["graphs"],

@@ -25,23 +25,22 @@ def small_config(model_type: str) -> Any:
     from transformers import AutoConfig
 
     config = AutoConfig.for_model(model_type)
+    _shrink(config)
+    _tokens_inside_vocabulary(config)
+    for sub in ("text_config", "vision_config"):
+        nested = getattr(config, sub, None)
+        if nested is not None:
+            _shrink(nested)
+    return config
+
+
+def _shrink(config: Any) -> None:
     for key, value in SMALL.items():
         if hasattr(config, key):
             try:
                 setattr(config, key, value)
             except Exception:  # noqa: BLE001 - read-only or validated attributes stay as they are
                 pass
-    _tokens_inside_vocabulary(config)
-    for sub in ("text_config", "vision_config"):
-        nested = getattr(config, sub, None)
-        if nested is not None:
-            for key, value in SMALL.items():
-                if hasattr(nested, key):
-                    try:
-                        setattr(nested, key, value)
-                    except Exception:  # noqa: BLE001
-                        pass
-    return config
 
 
 def input_options(model: Any, config: Any) -> list[dict[str, Any]]:

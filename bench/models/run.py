@@ -127,7 +127,7 @@ def outputs_equal(state: Path, variant: str) -> str:
     return "DIFFERENT"
 
 
-def run_model(corpus: Corpus, model_type: str, timeout: float, speed: bool) -> dict[str, Any]:
+def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model_type, "original": probe(corpus, "original", "breaks", model_type, timeout)}
     original = row["original"]
     if not original.get("ok") or original.get("error") or not original["breaks"]:
@@ -185,7 +185,7 @@ def main() -> int:
             models = [m for m in models if m not in done]
             print(f"   resuming: {len(done)} done, {len(models)} to go", flush=True)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for row in pool.map(lambda m: run_model(corpus, m, args.timeout, False), models):
+            for row in pool.map(lambda m: run_model(corpus, m, args.timeout), models):
                 rows.append(row)
                 # after every model: a run cut short still leaves its results (marked incomplete)
                 out.write_text(json.dumps({"transformers": version, "complete": False, "rows": rows}, indent=1), encoding="utf-8")

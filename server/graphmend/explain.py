@@ -9,6 +9,7 @@ the module failed to import, the factory raised, the worker crashed or timed out
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -94,11 +95,16 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def _source_line(path: Path, line: int) -> str:
+@functools.lru_cache(maxsize=64)
+def _file_lines(path: Path) -> tuple[str, ...]:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return tuple(path.read_text(encoding="utf-8", errors="replace").splitlines())
     except OSError:
-        return ""
+        return ()
+
+
+def _source_line(path: Path, line: int) -> str:
+    lines = _file_lines(path)
     return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 

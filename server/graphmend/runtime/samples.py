@@ -59,13 +59,25 @@ def parse_spec(spec: str, base: Path) -> Spec:
     return Spec(resolved.resolve(), name)
 
 
+def _entries(config: Config) -> list[Sample | SampleError]:
+    """Each `[tool.graphmend.samples]` entry as a Sample, or the error that makes it unusable."""
+    base = (config.root or Path.cwd()).resolve()
+    entries: list[Sample | SampleError] = []
+    for target, factory in config.samples.items():
+        try:
+            entries.append(Sample(parse_spec(target, base), parse_spec(factory, base), base, target))
+        except SampleError as exc:
+            entries.append(exc)
+    return entries
+
+
 def configured_samples(config: Config) -> list[Sample]:
     """Every sample of a configuration; a malformed entry raises SampleError naming it."""
-    base = (config.root or Path.cwd()).resolve()
-    samples = []
-    for target, factory in config.samples.items():
-        samples.append(Sample(parse_spec(target, base), parse_spec(factory, base), base, target))
-    return samples
+    entries = _entries(config)
+    for entry in entries:
+        if isinstance(entry, SampleError):
+            raise entry
+    return [entry for entry in entries if isinstance(entry, Sample)]
 
 
 def find_sample(target: str, config: Config, cwd: Path, factory: str | None = None) -> Sample:
@@ -92,16 +104,7 @@ def find_sample(target: str, config: Config, cwd: Path, factory: str | None = No
 def samples_for_file(config: Config, path: Path) -> list[Sample]:
     """The samples whose target is defined in `path` (malformed entries are left out)."""
     resolved = path.resolve()
-    found = []
-    base = (config.root or Path.cwd()).resolve()
-    for target, factory in config.samples.items():
-        try:
-            sample = Sample(parse_spec(target, base), parse_spec(factory, base), base, target)
-        except SampleError:
-            continue
-        if sample.target.path == resolved:
-            found.append(sample)
-    return found
+    return [entry for entry in _entries(config) if isinstance(entry, Sample) and entry.target.path == resolved]
 
 
 def definition_line(tree: ast.Module, name: str) -> int | None:

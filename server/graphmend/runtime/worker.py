@@ -295,13 +295,14 @@ def _device_of(fn: Any, args: tuple, kwargs: dict) -> str:
     return "cpu"
 
 
-def _covered_lines(fn: Any, args: tuple, kwargs: dict, root: str) -> dict[str, list[int]]:
+def covered_lines(fn: Any, args: tuple, kwargs: dict, root: str) -> dict[str, list[int]]:
     """The lines of files under `root` that one eager call executes: a finding on a line the sample
     never ran is "not reached", not "dynamo disagrees". Runs after the compiled call, so the
     compiled call sees the state the factory made."""
     root = os.path.realpath(root) + os.sep
     lines: dict[str, set[int]] = {}
     here = os.path.realpath(__file__)
+    traced: dict[str, bool] = {}  # per file name: the tracer sees every call, resolve each name once
 
     def local(frame: Any, event: str, arg: Any) -> Any:
         if event == "line":
@@ -310,8 +311,11 @@ def _covered_lines(fn: Any, args: tuple, kwargs: dict, root: str) -> dict[str, l
 
     def tracer(frame: Any, event: str, arg: Any) -> Any:
         filename = frame.f_code.co_filename
-        real = os.path.realpath(filename)
-        if real.startswith(root) and real != here and "site-packages" not in real:
+        inside = traced.get(filename)
+        if inside is None:
+            real = os.path.realpath(filename)
+            inside = traced[filename] = real.startswith(root) and real != here and "site-packages" not in real
+        if inside:
             lines.setdefault(filename, set()).add(frame.f_lineno)
             return local
         return None
@@ -370,7 +374,7 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
     coverage: dict[str, list[int]] = {}
     if captured["error"] is None and root:
         try:
-            coverage = _covered_lines(fn, args, kwargs, root)
+            coverage = covered_lines(fn, args, kwargs, root)
         except BaseException as exc:  # noqa: BLE001 - coverage is a bonus
             warnings_.append(f"the eager call for coverage raised {type(exc).__name__}: {exc}")
     return {
