@@ -10,6 +10,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .masked import MaskedReductionFixer
+from .moe import MoEDispatchFixer
 from .scalars import ScalarFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
@@ -28,6 +29,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhileLoopFixer(),
     ScalarFixer(),
     MaskedReductionFixer(),
+    MoEDispatchFixer(),  # before the flag and eager-check fixers: it removes the break, they defer it
     EagerOnlyFixer(),
     EagerCheckFixer(),
     RemoveGraphBreakFixer(),

@@ -1,0 +1,367 @@
+"""Mixture-of-experts dispatch -> a fixed-shape loop over every expert (issue 8).
+
+The dispatch loop copied across transformers' MoE families gathers each expert's tokens with
+`torch.where(expert_mask[e])`, whose output size depends on the routing, and often loops only over
+the experts hit (`.nonzero()`, `.tolist()`): dynamo breaks on the data-dependent shapes, and
+inside a loop it runs the whole function eagerly.
+
+    expert_mask = one_hot(selected, num_classes=N).permute(2, 1, 0)     # (experts, top_k, tokens)
+    hit = (expert_mask.sum(dim=(-1, -2)) > 0).nonzero(as_tuple=True)[0].tolist()
+    for e in hit:
+        slot, token = torch.where(expert_mask[e])
+        out = self.experts[e](x[None, token].reshape(-1, d)) * weights[token, slot, None]
+        final.index_add_(0, token, out.to(x.dtype))
+
+becomes a loop over all experts where `token` is every token, `slot` the slot that routed it (any
+slot for a token the expert does not serve) and the accumulation masks the rows not routed:
+
+    for e in range(expert_mask.shape[0]):
+        token = torch.arange(expert_mask.shape[-1], device=expert_mask.device)
+        slot = expert_mask[e].argmax(dim=0)
+        token_routed = expert_mask[e].any(dim=0)
+        out = ...  # unchanged
+        final.index_add_(0, token, torch.where(token_routed[:, None], out.to(x.dtype), 0))
+
+The rows of routed tokens get the same values, added in the same expert order (a masked row adds
+an exact zero, and `where` keeps a NaN or infinity of an unrouted row out), so the results match
+to rounding (a matmul over all rows may round differently from one over a subset).
+
+It rests on what MoE dispatch code assumes and this fixer cannot prove: an expert maps each token
+independently (an MLP, not attention across tokens), and a token routes to an expert at most once
+(top-k indices are distinct). It costs compute: every expert runs on every token, num_experts /
+top_k times the expert work. So the fix is unsafe and its title says both.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from ...analysis.kinds import Kind
+from ...findings import Finding
+from ..context import FixContext
+from ..model import DeclineError, Fix, Safety
+
+TITLE = (
+    "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "
+    "(costs num_experts/top_k times the expert compute; assumes experts treat tokens independently)"
+)
+
+
+def _decline(key: str, reason: str) -> DeclineError:
+    return DeclineError(key, reason)
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+class MoEDispatchFixer:
+    """Anchored on any finding inside the dispatch loop or on the list of experts hit."""
+
+    codes = frozenset({"GM401", "GM202", "GM206", "GM101"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        node = ctx.node_for(finding)
+        if node is None:
+            raise _decline("no-node", "could not find the code in the source")
+        function = ctx.function_of(node)
+        if function is None:
+            raise _decline("not-in-function", "the code is not inside a function")
+        loop, gather = self._dispatch_loop(ctx, function, node)
+        return _Rewrite(ctx, function, loop, gather).fix(finding)
+
+    def _dispatch_loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> tuple[ast.For, ast.Assign]:
+        """The `for` loop whose body gathers tokens with `torch.where(mask[e])`: one around the
+        finding, or one iterating over the value the finding's statement assigns."""
+        for ancestor in ctx.ancestors(node):
+            if ancestor is function:
+                break
+            if isinstance(ancestor, ast.For):
+                gather = _gather_statement(ctx, ancestor)
+                if gather is not None:
+                    return ancestor, gather
+        statement = ctx.statement_of(node)
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            hit = statement.targets[0].id
+            for loop in ast.walk(function):
+                if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Name) and loop.iter.id == hit and loop.lineno > statement.lineno:
+                    gather = _gather_statement(ctx, loop)
+                    if gather is not None:
+                        return loop, gather
+        raise _decline("moe-no-dispatch", "not part of an expert dispatch loop (`for e in ...:` gathering tokens with `torch.where(mask[e])`)")
+
+
+def _gather_statement(ctx: FixContext, loop: ast.For) -> ast.Assign | None:
+    """`slot, token = torch.where(mask[e])` (or `mask[e].squeeze(0)`) among the loop's statements."""
+    if not isinstance(loop.target, ast.Name):
+        return None
+    for statement in loop.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            continue
+        target, value = statement.targets[0], statement.value
+        if not (isinstance(target, ast.Tuple) and len(target.elts) == 2 and all(isinstance(e, ast.Name) for e in target.elts)):
+            continue
+        if not (isinstance(value, ast.Call) and ctx.qualname(value.func) == "torch.where" and len(value.args) == 1 and not value.keywords):
+            continue
+        if _mask_of(value.args[0], loop.target.id) is not None:
+            return statement
+    return None
+
+
+def _mask_of(argument: ast.expr, expert: str) -> tuple[str, bool] | None:
+    """`mask[e]` -> ("mask", False); `mask[e].squeeze(0)` -> ("mask", True)."""
+    squeezed = False
+    if (
+        isinstance(argument, ast.Call)
+        and isinstance(argument.func, ast.Attribute)
+        and argument.func.attr == "squeeze"
+        and len(argument.args) == 1
+        and isinstance(argument.args[0], ast.Constant)
+        and argument.args[0].value == 0
+    ):
+        argument, squeezed = argument.func.value, True
+    if (
+        isinstance(argument, ast.Subscript)
+        and isinstance(argument.value, ast.Name)
+        and isinstance(argument.slice, ast.Name)
+        and argument.slice.id == expert
+    ):
+        return argument.value.id, squeezed
+    return None
+
+
+class _Rewrite:
+    """Checks the dispatch loop's preconditions and builds the replacement nodes."""
+
+    def __init__(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> None:
+        self.ctx, self.function, self.loop, self.gather = ctx, function, loop, gather
+        assert isinstance(loop.target, ast.Name) and isinstance(gather.targets[0], ast.Tuple)
+        self.expert = loop.target.id
+        slot, token = gather.targets[0].elts
+        self.slot, self.token = slot.id, token.id  # type: ignore[attr-defined]
+        mask = _mask_of(gather.value.args[0], self.expert)  # type: ignore[attr-defined]
+        assert mask is not None
+        self.mask, self.squeezed = mask
+        self.replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
+
+    def fix(self, finding: Finding) -> Fix:
+        self._check_mask()
+        self._check_loop_iterable()
+        indices = self._aliases()
+        accumulation = self._check_index_uses(indices)
+        self._replace_gather()
+        self._mask_accumulation(accumulation)
+        edits = [self.ctx.rewrite(self.function, self.replacements)]
+        return Fix(finding, TITLE, Safety.UNSAFE, tuple(edits))
+
+    # -- preconditions ------------------------------------------------------------------------
+    def _assignments(self, name: str) -> list[ast.Assign]:
+        return [
+            n for n in ast.walk(self.function)
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+        ]
+
+    def _check_mask(self) -> None:
+        """The mask is `one_hot(selected, ...).permute(2, 1, 0)`: (experts, top_k, tokens), 0/1."""
+        assigned = [a for a in self._assignments(self.mask) if a.lineno < self.loop.lineno]
+        if not assigned:
+            raise _decline("moe-mask-origin", f"`{self.mask}` is not assigned before the loop: cannot tell it is a one-hot expert mask")
+        value = assigned[-1].value
+        if not (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Attribute)
+            and value.func.attr == "permute"
+            and [a.value for a in value.args if isinstance(a, ast.Constant)] == [2, 1, 0]
+            and len(value.args) == 3
+        ):
+            raise _decline("moe-mask-origin", f"`{self.mask}` is not `one_hot(...).permute(2, 1, 0)`: cannot tell its layout (experts, top_k, tokens)")
+        source = value.func.value
+        if isinstance(source, ast.Name):  # expert_mask = one_hot(...); expert_mask = expert_mask.permute(2, 1, 0)
+            earlier = [a for a in self._assignments(source.id) if a.lineno < assigned[-1].lineno]
+            source = earlier[-1].value if earlier else source
+        if not (isinstance(source, ast.Call) and (self.ctx.qualname(source.func) or "").endswith("functional.one_hot")):
+            raise _decline("moe-mask-origin", f"`{self.mask}` is not built by `one_hot`: it may not be a 0/1 mask with one slot per token")
+        for store in self._assignments(self.mask):
+            if store.lineno > assigned[-1].lineno and store.lineno <= (self.loop.end_lineno or self.loop.lineno):
+                raise _decline("moe-mask-origin", f"`{self.mask}` is reassigned inside the loop")
+
+    def _check_loop_iterable(self) -> None:
+        """`range(...)` stays; a list or tensor of the experts hit becomes `range(mask.shape[0])`."""
+        iterable = self.loop.iter
+        if isinstance(iterable, ast.Call) and self.ctx.qualname(iterable.func) == "builtins.range":
+            return
+        if not isinstance(iterable, ast.Name):
+            raise _decline("moe-loop-iterable", f"the loop runs over `{self.ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+        stores = self._assignments(iterable.id)
+        if len(stores) != 1 or len(stores[0].targets) != 1 or stores[0].lineno > self.loop.lineno:
+            raise _decline("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
+        hit = stores[0]
+        code = self.ctx.code(hit.value)
+        if ".nonzero(" not in code and "torch.nonzero(" not in code or self.mask not in _names(hit.value):
+            raise _decline("moe-loop-iterable", f"`{iterable.id}` is not the nonzero experts of `{self.mask}`")
+        other_uses = [
+            n for n in ast.walk(self.function)
+            if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load) and n is not iterable
+        ]
+        if other_uses:
+            raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
+        rows = code.rstrip().endswith(".nonzero()")  # nonzero() yields 1-element rows, not ints
+        if rows:
+            self._plan_row_iteration()
+        elif not code.rstrip().endswith(".tolist()"):
+            raise _decline("moe-loop-iterable", f"cannot tell what `{iterable.id}` yields (expected `.nonzero()` rows or `.tolist()` ints)")
+        self._replace_statement(hit, None)
+        self._replace(iterable, cst.parse_expression(f"range({self.mask}.shape[0])"), cst.Name)
+
+    def _plan_row_iteration(self) -> None:
+        """Experts as 1-element tensors become ints: `e = e[0]` goes, `mask[e].squeeze(0)` loses
+        the squeeze; any other use of `e` must not depend on it being a tensor."""
+        uses = [n for n in ast.walk(self.loop) if isinstance(n, ast.Name) and n.id == self.expert and n is not self.loop.target]
+        first = self.loop.body[0]
+        unwraps = (
+            isinstance(first, ast.Assign)
+            and len(first.targets) == 1
+            and isinstance(first.targets[0], ast.Name)
+            and first.targets[0].id == self.expert
+            and isinstance(first.value, ast.Subscript)
+            and isinstance(first.value.value, ast.Name)
+            and first.value.value.id == self.expert
+            and isinstance(first.value.slice, ast.Constant)
+            and first.value.slice.value == 0
+        )
+        if unwraps:
+            self._replace_statement(first, None)
+            return
+        for use in uses:
+            parent = self.ctx.parent(use)
+            if any(a is self.gather for a in self.ctx.ancestors(use)):
+                continue  # the gather is rewritten as `mask[e]` (no squeeze) anyway
+            if isinstance(parent, ast.Subscript) and parent.slice is use and self.ctx.kind(parent.value) is Kind.MODULES:
+                continue  # self.experts[e]: a ModuleList takes an int as it takes a 1-element tensor
+            raise _decline("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent)[:40]}`); as an int it could change")
+
+    def _aliases(self) -> set[str]:
+        """The two index names and plain copies of them (`token_list = token_idx`)."""
+        names = {self.slot, self.token}
+        for statement in self.loop.body:
+            if (
+                isinstance(statement, ast.Assign)
+                and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)
+                and isinstance(statement.value, ast.Name)
+                and statement.value.id in names
+            ):
+                names.add(statement.targets[0].id)
+        return names
+
+    def _check_index_uses(self, indices: set[str]) -> ast.Call:
+        """Every use of the indices gathers rows (`x[token]`, `w[token, slot, None]`), is the row
+        index of the one `index_add_`, or skips an empty expert (dropped: it adds nothing)."""
+        accumulation: ast.Call | None = None
+        for node in ast.walk(self.function):
+            if not (isinstance(node, ast.Name) and node.id in indices and isinstance(node.ctx, ast.Load)):
+                continue
+            if not self._inside_loop(node):
+                raise _decline("moe-index-use", f"`{node.id}` is used after the loop, where it would hold every token")
+            parent = self.ctx.parent(node)
+            if isinstance(parent, ast.Assign) and parent.value is node and parent in self.loop.body:
+                continue  # an alias
+            if isinstance(parent, ast.Subscript) and parent.slice is node:
+                continue
+            if isinstance(parent, ast.Tuple) and isinstance(self.ctx.parent(parent), ast.Subscript) and self.ctx.parent(parent).slice is parent:  # type: ignore[union-attr]
+                continue
+            call = parent
+            if (
+                isinstance(call, ast.Call)
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr == "index_add_"
+                and len(call.args) == 3
+                and call.args[1] is node
+                and isinstance(call.args[0], ast.Constant)
+                and call.args[0].value == 0
+                and not call.keywords
+                and isinstance(self.ctx.parent(call), ast.Expr)
+                and self.ctx.parent(call) in self.loop.body
+            ):
+                if accumulation is not None:
+                    raise _decline("moe-index-use", "the tokens are accumulated more than once")
+                accumulation = call
+                continue
+            if self._empty_skip(node) is not None:
+                continue
+            raise _decline("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent)[:40]}`): with every token it would change")
+        if accumulation is None:
+            raise _decline("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
+        if self.token not in _names(accumulation.args[1]) and not (_names(accumulation.args[1]) & indices):
+            raise _decline("moe-index-use", "the accumulation does not index by the gathered tokens")
+        return accumulation
+
+    def _empty_skip(self, node: ast.Name) -> ast.If | None:
+        """`if token.shape[0] == 0: continue` (or `token.numel() == 0`): dropped with every token."""
+        statement = self.ctx.statement_of(node)
+        if not (isinstance(statement, ast.If) and statement in self.loop.body and not statement.orelse):
+            return None
+        if not (len(statement.body) == 1 and isinstance(statement.body[0], ast.Continue)):
+            return None
+        test = statement.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return None
+        if not (isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+            return None
+        size = self.ctx.code(test.left).replace(" ", "")
+        if size not in (f"{node.id}.shape[0]", f"{node.id}.numel()", f"len({node.id})", f"{node.id}.size(0)"):
+            return None
+        self._replace_statement(statement, None)
+        return statement
+
+    def _inside_loop(self, node: ast.AST) -> bool:
+        return any(a is self.loop for a in self.ctx.ancestors(node))
+
+    # -- replacements -------------------------------------------------------------------------
+    def _fresh(self, base: str) -> str:
+        taken = _names(self.function) | set(self.ctx.index.top_level_names)
+        name, number = base, 2
+        while name in taken:
+            name, number = f"{base}_{number}", number + 1
+        return name
+
+    def _replace(self, node: ast.AST, replacement: cst.CSTNode, kind: type) -> None:
+        self.replacements[self.ctx.cst_node(self.function, node, kind)] = replacement
+
+    def _replace_statement(self, statement: ast.stmt, replacement: list[str] | None) -> None:
+        """Remove a statement (`pass` when it is alone in its block) or put statements in its place."""
+        kind = cst.If if isinstance(statement, ast.If) else cst.SimpleStatementLine
+        target = self.ctx.cst_node(self.function, statement, kind)
+        if replacement:
+            parsed = [cst.parse_statement(text + "\n") for text in replacement]
+            parsed[0] = parsed[0].with_changes(leading_lines=target.leading_lines)
+            self.replacements[target] = cst.FlattenSentinel(parsed)
+            return
+        parent = self.ctx.parent(statement)
+        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
+        self.replacements[target] = (
+            cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines) if len(block) == 1 else cst.RemovalSentinel.REMOVE
+        )
+
+    def _replace_gather(self) -> None:
+        torch = self.ctx.torch_name()
+        expert_mask = f"{self.mask}[{self.expert}]"
+        self.routed = self._fresh(f"{self.token}_routed")
+        self._replace_statement(
+            self.gather,
+            [
+                f"{self.token} = {torch}.arange({self.mask}.shape[-1], device={self.mask}.device)  # every token (graphmend: fixed-shape MoE dispatch)",
+                f"{self.slot} = {expert_mask}.argmax(dim=0)",
+                f"{self.routed} = {expert_mask}.any(dim=0)",
+            ],
+        )
+
+    def _mask_accumulation(self, accumulation: ast.Call) -> None:
+        torch = self.ctx.torch_name()
+        value = accumulation.args[2]
+        masked = cst.parse_expression(f"{torch}.where({self.routed}[:, None], {self.ctx.argument(value)}, 0)")
+        target = self.ctx.cst_node(self.function, value, cst.BaseExpression)
+        self.replacements[target] = masked
