@@ -44,9 +44,12 @@ class Corpus:
         return self.base / f"{variant}.fix.txt"
 
 
-def prepare(version: str, log=print) -> Corpus:  # type: ignore[no-untyped-def]
-    """Install `transformers==version` (once) and make the fixed copies (once per version)."""
+def prepare(version: str, log=print, refix: tuple[str, ...] = ()) -> Corpus:  # type: ignore[no-untyped-def]
+    """Install `transformers==version` (once) and make the fixed copies (once per version, again
+    for the variants in `refix`: after the fixers changed)."""
     corpus = Corpus(version, CACHE / f"transformers-{version}")
+    for variant in refix:
+        (corpus.base / variant / ".fixed").unlink(missing_ok=True)
     if not (corpus.site / "transformers" / "__init__.py").is_file():
         log(f"installing transformers=={version} into {corpus.site}")
         subprocess.run(

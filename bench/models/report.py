@@ -17,8 +17,8 @@ def _sites(record: dict[str, Any] | None) -> int | None:
 def _ratio(speed: dict[str, Any] | None, variant: str, key: str) -> str:
     """original / variant time (>1: the fixed code is faster); "fails" when inductor could not
     compile or run the variant."""
-    if not speed or not speed.get("original", {}).get("ok"):
-        return "-"
+    if not speed or not speed.get("original", {}).get("ok") or variant not in speed:
+        return "-"  # not timed (or timed before the fixers changed)
     if not speed.get(variant, {}).get("ok"):
         return "fails"
     return f"{speed['original'][key] / speed[variant][key]:.2f}x"
@@ -97,7 +97,7 @@ def write_reports(path: Path) -> str:
         if kinds:
             lines += ["", f"Break sites {label}, by dynamo's reason:", ""]
             lines += [f"- {count} × {reason}" for reason, count in kinds.most_common()]
-    failures = [f"{r['model']} ({v}): {' '.join(str(r['speed'][v].get('error')).split())[:160]}" for r in breaking if r.get("speed") for v in ("safe", "unsafe") if not r["speed"][v].get("ok")]
+    failures = [f"{r['model']} ({v}): {' '.join(str(r['speed'][v].get('error')).split())[:160]}" for r in breaking if r.get("speed") for v in ("safe", "unsafe") if v in r["speed"] and not r["speed"][v].get("ok")]
     if failures:
         lines += ["", "Inductor could not compile or run (speed probe, `torch.compile` default backend):", ""] + [f"- {f}" for f in failures]
     missed = [f"{r['model']}: {', '.join(r['static']['missed'])}" for r in breaking if r["static"]["missed"]]

@@ -142,6 +142,27 @@ def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]
     return row
 
 
+def rerun_fixed(corpus: Corpus, rows: list[dict[str, Any]], variants: list[str], timeout: float, jobs: int, out: Path, only: list[str] | None) -> None:
+    """Probe the fixed variants of the breaking models again (after the fixers changed), keeping
+    each model's original probe; saved after every model."""
+    todo = [r for r in rows if "safe" in r and (not only or r["model"] in only)]
+
+    def redo(row: dict[str, Any]) -> dict[str, Any]:
+        for variant in variants:
+            row[variant] = probe(corpus, variant, "breaks", row["model"], timeout)
+            row[variant].pop("coverage", None)
+            row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, row["model"]), variant) if row[variant].get("ok") else "not run"
+            row.get("speed", {}).pop(variant, None)  # timed on the old fixes
+        return row
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for row in pool.map(redo, todo):
+            data = json.loads(out.read_text(encoding="utf-8"))
+            data["rows"] = rows
+            out.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            print(f"  {row['model']}: " + "; ".join(f"{v} {len(row[v].get('breaks', [])) if row[v].get('ok') else row[v].get('error')} ({row[v + '_equal']})" for v in variants), flush=True)
+
+
 def time_models(corpus: Corpus, rows: list[dict[str, Any]], timeout: float, out: Path, only: list[str] | None = None) -> None:
     """Eager and inductor latency of each breaking model, original and fixed, one at a time (no
     other probe competes for the cores); saved after every model."""
@@ -164,8 +185,16 @@ def main() -> int:
     parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
     parser.add_argument("--resume", action="store_true", help="keep the model types an earlier (interrupted) run finished")
     parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
+    parser.add_argument("--refix", nargs="+", choices=("safe", "unsafe"), help="fix these copies again and re-probe the breaking models of an earlier run's JSON with them")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
+    if args.refix:
+        for version in args.transformers:
+            out = RESULTS / f"models-transformers-{version}.json"
+            rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
+            rerun_fixed(prepare(version, refix=tuple(args.refix)), rows, args.refix, args.timeout, args.jobs, out, args.models)
+            print(write_reports(out), flush=True)
+        return 0
     if args.speed_only:
         for version in args.transformers:
             out = RESULTS / f"models-transformers-{version}.json"

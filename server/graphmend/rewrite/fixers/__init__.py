@@ -10,7 +10,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .masked import MaskedReductionFixer
-from .moe import MoEDispatchFixer
+from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer
 from .scalars import ScalarFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
@@ -29,7 +29,8 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhileLoopFixer(),
     ScalarFixer(),
     MaskedReductionFixer(),
-    MoEDispatchFixer(),  # before the flag and eager-check fixers: it removes the break, they defer it
+    MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
+    MaskedExpertUpdateFixer(),
     EagerOnlyFixer(),
     EagerCheckFixer(),
     RemoveGraphBreakFixer(),

@@ -38,7 +38,7 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import Kind
+from ...analysis.kinds import BOOL_KINDS, Kind
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -365,3 +365,131 @@ class _Rewrite:
         masked = cst.parse_expression(f"{torch}.where({self.routed}[:, None], {self.ctx.argument(value)}, 0)")
         target = self.ctx.cst_node(self.function, value, cst.BaseExpression)
         self.replacements[target] = masked
+
+
+MASKED_TITLE = (
+    "Update every expert's rows with torch.where instead of boolean-mask indexing: each expert runs on all tokens "
+    "(costs num_experts times the expert compute; assumes experts treat tokens independently)"
+)
+_FRESH_TENSOR = {"torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like", "torch.empty", "torch.empty_like", "torch.full", "torch.full_like"}
+
+
+class MaskedExpertUpdateFixer:
+    """Switch-Transformers-style dispatch: `out[mask[..., e]] = expert_e(x[mask[..., e]])` for the
+    experts hit (a `.nonzero().tolist()` list) -> a loop over every expert with
+    `out = torch.where(mask[..., e, None], expert_e(x).to(out.dtype), out)`.
+
+    Rows the mask selects get the expert's output as before (the expert treats rows independently,
+    which is what dispatching a subset of rows assumes), the others keep their value. `out` must be
+    a fresh tensor the function made (`torch.zeros(...)`, `.clone()`) so that rebinding it instead
+    of writing into it changes nothing another name could see."""
+
+    codes = frozenset({"GM402", "GM202", "GM401"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        node = ctx.node_for(finding)
+        function = ctx.function_of(node) if node is not None else None
+        if node is None or function is None:
+            raise _decline("no-node", "could not find the code in the source")
+        loop = self._loop(ctx, function, node)
+        if loop is None:
+            raise _decline("moe-no-dispatch", "not part of a masked expert update loop (`out[mask[..., e]] = expert(x[mask[..., e]])`)")
+        update = loop.body[0]
+        assert isinstance(update, ast.Assign) and isinstance(update.targets[0], ast.Subscript) and isinstance(update.value, ast.Call)
+        out, mask, call = update.targets[0].value, update.targets[0].slice, update.value
+        gathered = call.args[0]
+        assert isinstance(out, ast.Name) and isinstance(gathered, ast.Subscript) and isinstance(loop.target, ast.Name)
+        position, router = self._expert_position(ctx, mask, loop.target.id)
+        self._check_fresh(ctx, function, out.id, loop)
+        replacements: dict = {}
+        rewrite = _Rewrite.__new__(_Rewrite)  # reuse the statement helpers
+        rewrite.ctx, rewrite.function, rewrite.loop, rewrite.replacements = ctx, function, loop, replacements
+        rewrite.mask = router
+        self._replace_iterable(ctx, function, loop, router, position, rewrite)
+        torch = ctx.torch_name()
+        assert isinstance(mask, ast.Subscript) and isinstance(mask.slice, ast.Tuple)
+        mask_code = f"{ctx.code(mask.value)}[{', '.join(ctx.code(p) for p in mask.slice.elts)}, None]"
+        expert = f"{ctx.code(call.func)}({ctx.argument(gathered.value)})"
+        text = f"{out.id} = {torch}.where({mask_code}, {expert}.to({out.id}.dtype), {out.id})"
+        rewrite._replace_statement(update, [text])
+        edits = [ctx.rewrite(function, replacements)]
+        return Fix(finding, MASKED_TITLE, Safety.UNSAFE, tuple(edits))
+
+    def _loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> ast.For | None:
+        candidates = [a for a in ctx.ancestors(node) if isinstance(a, ast.For)]
+        statement = ctx.statement_of(node)
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            hit = statement.targets[0].id
+            candidates += [
+                n for n in ast.walk(function)
+                if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == hit and n.lineno > statement.lineno
+            ]
+        for loop in candidates:
+            if self._is_update_loop(ctx, loop):
+                return loop
+        return None
+
+    def _is_update_loop(self, ctx: FixContext, loop: ast.For) -> bool:
+        if not (isinstance(loop.target, ast.Name) and len(loop.body) == 1 and not loop.orelse):
+            return False
+        update = loop.body[0]
+        if not (isinstance(update, ast.Assign) and len(update.targets) == 1 and isinstance(update.targets[0], ast.Subscript)):
+            return False
+        target, value = update.targets[0], update.value
+        if not (isinstance(target.value, ast.Name) and isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords):
+            return False
+        gathered = value.args[0]
+        return (
+            isinstance(gathered, ast.Subscript)
+            and ctx.code(gathered.slice) == ctx.code(target.slice)
+            and loop.target.id in _names(target.slice)
+            and ctx.kind(target.slice) in BOOL_KINDS
+        )
+
+    def _expert_position(self, ctx: FixContext, mask: ast.expr, expert: str) -> tuple[int, str]:
+        """`router[:, :, e]` -> (2, "router"): the mask of expert e is a slice of a bool tensor."""
+        if not (isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Name) and isinstance(mask.slice, ast.Tuple)):
+            raise _decline("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+        parts = mask.slice.elts
+        positions = [i for i, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == expert]
+        others_full = all(isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for i, p in enumerate(parts) if i not in positions)
+        if len(positions) != 1 or not others_full:
+            raise _decline("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+        return positions[0], mask.value.id
+
+    def _check_fresh(self, ctx: FixContext, function: ast.AST, out: str, loop: ast.For) -> None:
+        stores = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == out for t in n.targets)]
+        before = [s for s in stores if s.lineno < loop.lineno]
+        value = before[-1].value if before else None
+        fresh = isinstance(value, ast.Call) and (
+            ctx.qualname(value.func) in _FRESH_TENSOR or (isinstance(value.func, ast.Attribute) and value.func.attr == "clone")
+        )
+        aliased = any(
+            isinstance(n, ast.Name) and n.id == out and isinstance(n.ctx, ast.Load) and isinstance(ctx.parent(n), (ast.Assign, ast.Call, ast.Return)) and n.lineno < loop.lineno
+            for n in ast.walk(function)
+        )
+        if not fresh or aliased or len(before) != 1:
+            raise _decline("moe-output-shared", f"`{out}` is not a fresh tensor made once before the loop: writing into it may be seen through another name")
+
+    def _replace_iterable(self, ctx: FixContext, function: ast.AST, loop: ast.For, router: str, position: int, rewrite: _Rewrite) -> None:
+        iterable = loop.iter
+        if isinstance(iterable, ast.Call) and ctx.qualname(iterable.func) == "builtins.range":
+            return
+        if not isinstance(iterable, ast.Name):
+            raise _decline("moe-loop-iterable", f"the loop runs over `{ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+        stores = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == iterable.id for t in n.targets)]
+        before = [s for s in stores if s.lineno < loop.lineno]
+        if not before or len(stores) != len(before):
+            raise _decline("moe-loop-iterable", f"cannot tell that `{iterable.id}` lists the experts hit")
+        hit = before[-1]
+        code = ctx.code(hit.value).rstrip()
+        sources = set().union(*(_names(s.value) for s in before))
+        if "nonzero" not in code or not code.endswith(".tolist()") or router not in sources:
+            raise _decline("moe-loop-iterable", f"`{iterable.id}` is not the `.nonzero(...).tolist()` experts of `{router}`")
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load)]
+        if len(uses) != 1 + sum(iterable.id in _names(s.value) for s in before):
+            raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
+        for statement in before:
+            rewrite._replace_statement(statement, None)
+        rewrite._replace(iterable, cst.parse_expression(f"range({router}.shape[{position}])"), cst.Name)
