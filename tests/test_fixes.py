@@ -110,3 +110,19 @@ def test_every_precondition_has_a_decline_fixture() -> None:
     covered = {m.group(2) for p in DECLINES if (m := DECLINE_MARK.search(p.read_text(encoding="utf-8")))}
     missing = raised - covered - INTERNAL_DECLINES
     assert not missing, f"preconditions without a decline fixture in tests/fixtures/declines/: {sorted(missing)}"
+
+
+def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
+    """The assert rewrite keeps eager behaviour on a violated assert too (the fixture inputs
+    all pass it): the same AssertionError and message."""
+    source = (FIXTURES / "AssertScalarFixer" / "lengths.in.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, "lengths.py", unsafe=True).fixed
+    messages = []
+    for name, text in (("original", source), ("fixed", fixed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        fn = callable_of(import_case(path))
+        with pytest.raises(AssertionError) as raised:
+            fn(torch.randn(2, 4), torch.tensor([0, 3]))
+        messages.append(str(raised.value))
+    assert messages == ["empty sequence", "empty sequence"]

@@ -9,6 +9,7 @@ from typing import Protocol
 from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
+from .asserts import AssertScalarFixer
 from .masked import MaskedReductionFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer
 from .scalars import ScalarFixer
@@ -31,6 +32,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedReductionFixer(),
     MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
     MaskedExpertUpdateFixer(),
+    AssertScalarFixer(),  # before the capture_scalar_outputs flag: local, not process-wide
     EagerOnlyFixer(),
     EagerCheckFixer(),
     RemoveGraphBreakFixer(),
