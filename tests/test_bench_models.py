@@ -29,7 +29,7 @@ def test_outputs_are_identical_allclose_or_different(tmp_path: Path) -> None:
     _save(tmp_path, "short", base[:1])
     assert outputs_equal(tmp_path, "same") == "identical"
     assert outputs_equal(tmp_path, "close") == "allclose"
-    assert outputs_equal(tmp_path, "off") == "DIFFERENT"
+    assert outputs_equal(tmp_path, "off") == "DIFFERENT (max abs diff 0.001, largest value 5)"
     assert outputs_equal(tmp_path, "short") == "DIFFERENT (structure)"
     assert outputs_equal(tmp_path, "never-run") == "missing"
 
@@ -83,3 +83,13 @@ def test_the_markdown_report_states_the_totals(tmp_path: Path) -> None:
     assert "Static recall (break sites a finding covers): 3/4 (75%)" in text
     assert "- moe: utils/generic.py:5" in text
     assert "1 × ValueError: no small config" in text
+
+
+def test_a_variant_timed_before_the_fixers_changed_shows_no_ratio() -> None:
+    """`--refix` drops a variant's old timing: the report shows "-" for it, not "fails"."""
+    from report import _ratio
+
+    speed = {"original": {"ok": True, "cold_s": 2.0, "steady_s": 0.3}, "safe": {"ok": True, "cold_s": 1.0, "steady_s": 0.3}}
+    assert _ratio(speed, "unsafe", "cold_s") == "-"
+    assert _ratio(speed, "safe", "cold_s") == "2.00x"
+    assert _ratio({**speed, "unsafe": {"ok": False, "error": "GuardOnDataDependentSymNode"}}, "unsafe", "steady_s") == "fails"

@@ -32,7 +32,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(HERE))
 
-from corpus import CACHE, Corpus, prepare  # noqa: E402
+from corpus import CACHE, VARIANTS, Corpus, prepare  # noqa: E402
 from report import write_reports  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -124,7 +124,12 @@ def outputs_equal(state: Path, variant: str) -> str:
         return "identical"
     if all(a.shape == b.shape and torch.allclose(a.double(), b.double(), atol=1e-6, rtol=1e-6, equal_nan=True) for a, b in zip(before, after)):
         return "allclose"
-    return "DIFFERENT"
+    if any(a.shape != b.shape for a, b in zip(before, after)):
+        return "DIFFERENT (shapes)"
+    # how far off, against the size of the values: rounding noise and a wrong rewrite look alike otherwise
+    diff = max(float((a.double() - b.double()).abs().nan_to_num(0).max()) for a, b in zip(before, after) if a.numel())
+    scale = max(float(a.double().abs().nan_to_num(0).max()) for a in before if a.numel())
+    return f"DIFFERENT (max abs diff {diff:.2g}, largest value {scale:.2g})"
 
 
 def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]:
@@ -163,13 +168,16 @@ def rerun_fixed(corpus: Corpus, rows: list[dict[str, Any]], variants: list[str],
             print(f"  {row['model']}: " + "; ".join(f"{v} {len(row[v].get('breaks', [])) if row[v].get('ok') else row[v].get('error')} ({row[v + '_equal']})" for v in variants), flush=True)
 
 
-def time_models(corpus: Corpus, rows: list[dict[str, Any]], timeout: float, out: Path, only: list[str] | None = None) -> None:
+def time_models(
+    corpus: Corpus, rows: list[dict[str, Any]], timeout: float, out: Path, only: list[str] | None = None, variants: tuple[str, ...] = VARIANTS
+) -> None:
     """Eager and inductor latency of each breaking model, original and fixed, one at a time (no
-    other probe competes for the cores); saved after every model."""
+    other probe competes for the cores); saved after every model. Timing only some variants keeps
+    the others' earlier times."""
     for row in rows:
         if "safe" not in row or (only and row["model"] not in only):
             continue
-        row["speed"] = {v: probe(corpus, v, "speed", row["model"], timeout * 3) for v in ("original", "safe", "unsafe")}
+        row["speed"] = {**row.get("speed", {}), **{v: probe(corpus, v, "speed", row["model"], timeout * 3) for v in variants}}
         print(f"  speed {row['model']}: {json.dumps(row['speed'])}", flush=True)
         data = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {"transformers": corpus.version}
         data["rows"] = rows
@@ -185,6 +193,7 @@ def main() -> int:
     parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
     parser.add_argument("--resume", action="store_true", help="keep the model types an earlier (interrupted) run finished")
     parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
+    parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="with --speed-only: which variants to time")
     parser.add_argument("--refix", nargs="+", choices=("safe", "unsafe"), help="fix these copies again and re-probe the breaking models of an earlier run's JSON with them")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -199,7 +208,7 @@ def main() -> int:
         for version in args.transformers:
             out = RESULTS / f"models-transformers-{version}.json"
             rows = json.loads(out.read_text(encoding="utf-8"))["rows"]
-            time_models(prepare(version), rows, args.timeout, out, args.models)
+            time_models(prepare(version), rows, args.timeout, out, args.models, tuple(args.variants))
             print(write_reports(out), flush=True)
         return 0
     for version in args.transformers:
