@@ -93,3 +93,30 @@ def test_a_variant_timed_before_the_fixers_changed_shows_no_ratio() -> None:
     assert _ratio(speed, "unsafe", "cold_s") == "-"
     assert _ratio(speed, "safe", "cold_s") == "2.00x"
     assert _ratio({**speed, "unsafe": {"ok": False, "error": "GuardOnDataDependentSymNode"}}, "unsafe", "steady_s") == "fails"
+
+
+def test_shrinking_keeps_per_stage_lists() -> None:
+    """Swin-like configs list heads per stage: an int in their place broke 12 model types."""
+    from types import SimpleNamespace
+
+    from recipes import _shrink
+
+    config = SimpleNamespace(num_heads=[3, 6, 12], hidden_size=768, num_layers=12)
+    _shrink(config)
+    assert config.num_heads == [3, 6, 12] and config.hidden_size == 32 and config.num_layers == 2
+
+
+def test_audio_inputs_fit_the_encoder_and_pad_one_example() -> None:
+    from types import SimpleNamespace
+
+    from recipes import _audio_options
+
+    whisper_like = SimpleNamespace(num_mel_bins=80, max_source_positions=32, is_encoder_decoder=True, vocab_size=50)
+    options = _audio_options("input_features", whisper_like)
+    first = options[0]
+    assert first["input_features"].shape == (2, 80, 64)  # mel bins first, 2 x max_source_positions frames
+    assert options[2]["input_features"].shape == (2, 64, 80)  # time first (Speech2Text-like)
+    assert first["attention_mask"].shape == (2, 64) and first["attention_mask"][1].sum() < 64 and first["attention_mask"][0].all()
+    assert first["decoder_input_ids"].max() < 50 and "attention_mask" not in options[1]
+    waveform = _audio_options("input_values", SimpleNamespace())
+    assert waveform[0]["input_values"].shape == (2, 3200) and waveform[2]["input_values"].shape == (2, 1, 3200)

@@ -16,7 +16,7 @@ SMALL: dict[str, Any] = dict(
     num_experts_per_tok=2, moe_intermediate_size=32, shared_expert_intermediate_size=32,
     d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
     encoder_ffn_dim=64, decoder_ffn_dim=64, n_layer=2, n_head=2, n_embd=32, num_layers=2, num_heads=2, d_ff=64,
-    d_kv=16, num_decoder_layers=2, n_positions=64,
+    d_kv=16, num_decoder_layers=2, n_positions=64, max_source_positions=32, max_target_positions=64,
 )
 BATCH, SEQ = 2, 8
 
@@ -36,6 +36,8 @@ def small_config(model_type: str) -> Any:
 
 def _shrink(config: Any) -> None:
     for key, value in SMALL.items():
+        if isinstance(getattr(config, key, None), (list, tuple)):
+            continue  # per-stage settings (Swin's depths and heads): an int would break `heads[i]`
         if hasattr(config, key):
             try:
                 setattr(config, key, value)
@@ -46,6 +48,9 @@ def _shrink(config: Any) -> None:
 def input_options(model: Any, config: Any) -> list[dict[str, Any]]:
     """Inputs to try, richest first: a text model with a vision tower gets text and an image, and
     text alone if the image does not fit (the probe keeps the first that runs eagerly)."""
+    name = getattr(model, "main_input_name", "input_ids")
+    if name in ("input_values", "input_features"):
+        return _audio_options(name, config)
     inputs = inputs_for(model, config)
     if "input_ids" in inputs and "pixel_values" in inputs:
         return [inputs, {k: v for k, v in inputs.items() if k != "pixel_values"}]
@@ -81,7 +86,39 @@ def _pixels(config: Any, generator: Any) -> dict[str, Any]:
     size = getattr(vision, "image_size", 224)
     size = size[0] if isinstance(size, (list, tuple)) else size
     channels = getattr(vision, "num_channels", 3)
+    frames = getattr(vision, "num_frames", None)
+    if isinstance(frames, int):  # video models take (batch, frames, channels, height, width)
+        return {"pixel_values": torch.randn(BATCH, frames, channels, int(size), int(size), generator=generator)}
     return {"pixel_values": torch.randn(BATCH, channels, int(size), int(size), generator=generator)}
+
+
+def _audio_options(name: str, config: Any) -> list[dict[str, Any]]:
+    """Raw waveforms (`input_values`: wav2vec2-like conv front ends) or filter-bank features
+    (`input_features`: mel bins first for Whisper-like encoders, time first for Speech2Text-like
+    ones), with and without a padded attention mask; decoder ids for encoder-decoder models."""
+    import torch
+
+    generator = torch.Generator().manual_seed(1)
+    if name == "input_values":
+        samples = 3200  # 0.2 s at 16 kHz: a few frames after a 320x conv downsampling
+        candidates = [torch.randn(BATCH, samples, generator=generator), torch.randn(BATCH, 1, samples, generator=generator)]
+        length = samples
+    else:
+        bins = next((getattr(config, k) for k in ("num_mel_bins", "input_feat_per_channel", "feature_size", "input_dim") if isinstance(getattr(config, k, None), int)), 80)
+        positions = getattr(config, "max_source_positions", None)
+        frames = 2 * positions if isinstance(positions, int) and positions <= 64 else 64
+        candidates = [torch.randn(BATCH, bins, frames, generator=generator), torch.randn(BATCH, frames, bins, generator=generator)]
+        length = frames
+    options = []
+    for values in candidates:
+        base: dict[str, Any] = {name: values}
+        if getattr(config, "is_encoder_decoder", False):
+            vocab = int(getattr(config, "vocab_size", 100) or 100)
+            base["decoder_input_ids"] = torch.randint(0, min(vocab, 100), (BATCH, SEQ // 2), generator=generator)
+        mask = torch.ones(BATCH, length if values.shape[-1] == length else values.shape[1], dtype=torch.long)
+        mask[1, -mask.shape[1] // 4 :] = 0  # the second example is padded: masks take their data-dependent path
+        options += [{**base, "attention_mask": mask}, base]
+    return options
 
 
 def _tokens_inside_vocabulary(config: Any) -> None:

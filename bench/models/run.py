@@ -192,6 +192,7 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--speed", action="store_true", help="also time eager and inductor before/after (sequential)")
     parser.add_argument("--resume", action="store_true", help="keep the model types an earlier (interrupted) run finished")
+    parser.add_argument("--retry", nargs="+", help="with --resume: run these model types again (after a recipe fix), keeping the rest")
     parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="with --speed-only: which variants to time")
     parser.add_argument("--refix", nargs="+", choices=("safe", "unsafe"), help="fix these copies again and re-probe the breaking models of an earlier run's JSON with them")
@@ -218,7 +219,11 @@ def main() -> int:
         rows: list[dict[str, Any]] = []
         out = RESULTS / f"models-transformers-{version}.json"
         if args.resume and out.is_file():  # go on after an interrupted run
-            rows = [r for r in json.loads(out.read_text(encoding="utf-8"))["rows"] if r["model"] in models]
+            earlier = json.loads(out.read_text(encoding="utf-8"))["rows"]
+            retry = set(args.retry or ())
+            rows = [r for r in earlier if r["model"] not in retry and (r["model"] in models or not args.models)]
+            if args.models:  # a subset run keeps the other model types' rows
+                rows += [r for r in earlier if r["model"] not in models and r not in rows]
             done = {r["model"] for r in rows}
             models = [m for m in models if m not in done]
             print(f"   resuming: {len(done)} done, {len(models)} to go", flush=True)
