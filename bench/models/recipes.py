@@ -31,6 +31,12 @@ def small_config(model_type: str) -> Any:
         nested = getattr(config, sub, None)
         if nested is not None:
             _shrink(nested)
+            _tokens_inside_vocabulary(nested)
+    # a multimodal model may embed the text tokens with the nested vocabulary but keep the
+    # special ids on the outer config
+    text_vocab = getattr(getattr(config, "text_config", None), "vocab_size", None)
+    if isinstance(text_vocab, int):
+        _tokens_inside_vocabulary(config, text_vocab)
     return config
 
 
@@ -121,12 +127,12 @@ def _audio_options(name: str, config: Any) -> list[dict[str, Any]]:
     return options
 
 
-def _tokens_inside_vocabulary(config: Any) -> None:
+def _tokens_inside_vocabulary(config: Any, vocab: int | None = None) -> None:
     """A shrunk vocabulary must still hold the special tokens (an embedding's padding_idx)."""
-    vocab = getattr(config, "vocab_size", None)
+    vocab = vocab if vocab is not None else getattr(config, "vocab_size", None)
     if not isinstance(vocab, int):
         return
-    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+    for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "image_token_id", "image_token_index"):
         value = getattr(config, key, None)
         if isinstance(value, int) and value >= vocab:
             try:

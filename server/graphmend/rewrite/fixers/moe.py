@@ -71,6 +71,9 @@ class MoEDispatchFixer:
         if function is None:
             raise _decline("not-in-function", "the code is not inside a function")
         loop, gather = self._dispatch_loop(ctx, function, node)
+        if finding.code == "GM101" and isinstance(loop.target, ast.Name) and loop.target.id not in _names(node):
+            # an `if` in the loop about something else: rewriting the dispatch would not remove it
+            raise _decline("moe-no-dispatch", "the condition does not test the expert; it is not part of the dispatch")
         return _Rewrite(ctx, function, loop, gather).fix(finding)
 
     def _dispatch_loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> tuple[ast.For, ast.Assign]:
