@@ -39,7 +39,7 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, Kind
-from ...findings import Finding
+from ...findings import Edit, Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 
@@ -136,6 +136,36 @@ def _mask_of(argument: ast.expr, expert: str) -> tuple[str, bool] | None:
     return None
 
 
+class _Edits:
+    """The node replacements of one function, collected while the preconditions are checked and
+    applied as one libcst rewrite at the end."""
+
+    def __init__(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        self.ctx, self.function = ctx, function
+        self.replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
+
+    def replace(self, node: ast.AST, replacement: cst.CSTNode, kind: type) -> None:
+        self.replacements[self.ctx.cst_node(self.function, node, kind)] = replacement
+
+    def replace_statement(self, statement: ast.stmt, replacement: list[str] | None) -> None:
+        """Remove a statement (`pass` when it is alone in its block) or put statements in its place."""
+        kind = cst.If if isinstance(statement, ast.If) else cst.SimpleStatementLine
+        target = self.ctx.cst_node(self.function, statement, kind)
+        if replacement:
+            parsed = [cst.parse_statement(text + "\n") for text in replacement]
+            parsed[0] = parsed[0].with_changes(leading_lines=target.leading_lines)
+            self.replacements[target] = cst.FlattenSentinel(parsed)
+            return
+        parent = self.ctx.parent(statement)
+        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
+        self.replacements[target] = (
+            cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines) if len(block) == 1 else cst.RemovalSentinel.REMOVE
+        )
+
+    def edit(self) -> Edit:
+        return self.ctx.rewrite(self.function, self.replacements)
+
+
 class _Rewrite:
     """Checks the dispatch loop's preconditions and builds the replacement nodes."""
 
@@ -148,7 +178,7 @@ class _Rewrite:
         mask = _mask_of(gather.value.args[0], self.expert)  # type: ignore[attr-defined]
         assert mask is not None
         self.mask, self.squeezed = mask
-        self.replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
+        self.edits = _Edits(ctx, function)
 
     def fix(self, finding: Finding) -> Fix:
         self._check_mask()
@@ -157,8 +187,7 @@ class _Rewrite:
         accumulation = self._check_index_uses(indices)
         self._replace_gather()
         self._mask_accumulation(accumulation)
-        edits = [self.ctx.rewrite(self.function, self.replacements)]
-        return Fix(finding, TITLE, Safety.UNSAFE, tuple(edits))
+        return Fix(finding, TITLE, Safety.UNSAFE, (self.edits.edit(),))
 
     # -- preconditions ------------------------------------------------------------------------
     def _assignments(self, name: str) -> list[ast.Assign]:
@@ -203,7 +232,7 @@ class _Rewrite:
             raise _decline("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
         hit = stores[0]
         code = self.ctx.code(hit.value)
-        if ".nonzero(" not in code and "torch.nonzero(" not in code or self.mask not in _names(hit.value):
+        if ".nonzero(" not in code or self.mask not in _names(hit.value):
             raise _decline("moe-loop-iterable", f"`{iterable.id}` is not the nonzero experts of `{self.mask}`")
         other_uses = [
             n for n in ast.walk(self.function)
@@ -216,8 +245,8 @@ class _Rewrite:
             self._plan_row_iteration()
         elif not code.rstrip().endswith(".tolist()"):
             raise _decline("moe-loop-iterable", f"cannot tell what `{iterable.id}` yields (expected `.nonzero()` rows or `.tolist()` ints)")
-        self._replace_statement(hit, None)
-        self._replace(iterable, cst.parse_expression(f"range({self.mask}.shape[0])"), cst.Name)
+        self.edits.replace_statement(hit, None)
+        self.edits.replace(iterable, cst.parse_expression(f"range({self.mask}.shape[0])"), cst.Name)
 
     def _plan_row_iteration(self) -> None:
         """Experts as 1-element tensors become ints: `e = e[0]` goes, `mask[e].squeeze(0)` loses
@@ -236,7 +265,7 @@ class _Rewrite:
             and first.value.slice.value == 0
         )
         if unwraps:
-            self._replace_statement(first, None)
+            self.edits.replace_statement(first, None)
             return
         for use in uses:
             parent = self.ctx.parent(use)
@@ -317,7 +346,7 @@ class _Rewrite:
         size = self.ctx.code(test.left).replace(" ", "")
         if size not in (f"{node.id}.shape[0]", f"{node.id}.numel()", f"len({node.id})", f"{node.id}.size(0)"):
             return None
-        self._replace_statement(statement, None)
+        self.edits.replace_statement(statement, None)
         return statement
 
     def _inside_loop(self, node: ast.AST) -> bool:
@@ -331,29 +360,11 @@ class _Rewrite:
             name, number = f"{base}_{number}", number + 1
         return name
 
-    def _replace(self, node: ast.AST, replacement: cst.CSTNode, kind: type) -> None:
-        self.replacements[self.ctx.cst_node(self.function, node, kind)] = replacement
-
-    def _replace_statement(self, statement: ast.stmt, replacement: list[str] | None) -> None:
-        """Remove a statement (`pass` when it is alone in its block) or put statements in its place."""
-        kind = cst.If if isinstance(statement, ast.If) else cst.SimpleStatementLine
-        target = self.ctx.cst_node(self.function, statement, kind)
-        if replacement:
-            parsed = [cst.parse_statement(text + "\n") for text in replacement]
-            parsed[0] = parsed[0].with_changes(leading_lines=target.leading_lines)
-            self.replacements[target] = cst.FlattenSentinel(parsed)
-            return
-        parent = self.ctx.parent(statement)
-        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
-        self.replacements[target] = (
-            cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines) if len(block) == 1 else cst.RemovalSentinel.REMOVE
-        )
-
     def _replace_gather(self) -> None:
         torch = self.ctx.torch_name()
         expert_mask = f"{self.mask}[{self.expert}]"
         self.routed = self._fresh(f"{self.token}_routed")
-        self._replace_statement(
+        self.edits.replace_statement(
             self.gather,
             [
                 f"{self.token} = {torch}.arange({self.mask}.shape[-1], device={self.mask}.device)  # every token (graphmend: fixed-shape MoE dispatch)",
@@ -367,7 +378,7 @@ class _Rewrite:
         value = accumulation.args[2]
         masked = cst.parse_expression(f"{torch}.where({self.routed}[:, None], {self.ctx.argument(value)}, 0)")
         target = self.ctx.cst_node(self.function, value, cst.BaseExpression)
-        self.replacements[target] = masked
+        self.edits.replacements[target] = masked
 
 
 MASKED_TITLE = (
@@ -405,19 +416,15 @@ class MaskedExpertUpdateFixer:
         assert isinstance(out, ast.Name) and isinstance(gathered, ast.Subscript) and isinstance(loop.target, ast.Name)
         position, router = self._expert_position(ctx, mask, loop.target.id)
         self._check_fresh(ctx, function, out.id, loop)
-        replacements: dict = {}
-        rewrite = _Rewrite.__new__(_Rewrite)  # reuse the statement helpers
-        rewrite.ctx, rewrite.function, rewrite.loop, rewrite.replacements = ctx, function, loop, replacements
-        rewrite.mask = router
-        self._replace_iterable(ctx, function, loop, router, position, rewrite)
+        edits = _Edits(ctx, function)
+        self._replace_iterable(ctx, function, loop, router, position, edits)
         torch = ctx.torch_name()
         assert isinstance(mask, ast.Subscript) and isinstance(mask.slice, ast.Tuple)
         mask_code = f"{ctx.code(mask.value)}[{', '.join(ctx.code(p) for p in mask.slice.elts)}, None]"
         expert = f"{ctx.code(call.func)}({ctx.argument(gathered.value)})"
         text = f"{out.id} = {torch}.where({mask_code}, {expert}.to({out.id}.dtype), {out.id})"
-        rewrite._replace_statement(update, [text])
-        edits = [ctx.rewrite(function, replacements)]
-        return Fix(finding, MASKED_TITLE, Safety.UNSAFE, tuple(edits))
+        edits.replace_statement(update, [text])
+        return Fix(finding, MASKED_TITLE, Safety.UNSAFE, (edits.edit(),))
 
     def _loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> ast.For | None:
         candidates = [a for a in ctx.ancestors(node) if isinstance(a, ast.For)]
@@ -475,7 +482,7 @@ class MaskedExpertUpdateFixer:
         if not fresh or aliased or len(before) != 1:
             raise _decline("moe-output-shared", f"`{out}` is not a fresh tensor made once before the loop: writing into it may be seen through another name")
 
-    def _replace_iterable(self, ctx: FixContext, function: ast.AST, loop: ast.For, router: str, position: int, rewrite: _Rewrite) -> None:
+    def _replace_iterable(self, ctx: FixContext, function: ast.AST, loop: ast.For, router: str, position: int, edits: _Edits) -> None:
         iterable = loop.iter
         if isinstance(iterable, ast.Call) and ctx.qualname(iterable.func) == "builtins.range":
             return
@@ -494,5 +501,5 @@ class MaskedExpertUpdateFixer:
         if len(uses) != 1 + sum(iterable.id in _names(s.value) for s in before):
             raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
         for statement in before:
-            rewrite._replace_statement(statement, None)
-        rewrite._replace(iterable, cst.parse_expression(f"range({router}.shape[{position}])"), cst.Name)
+            edits.replace_statement(statement, None)
+        edits.replace(iterable, cst.parse_expression(f"range({router}.shape[{position}])"), cst.Name)
