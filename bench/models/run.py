@@ -137,6 +137,9 @@ def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]
     original = row["original"]
     if not original.get("ok") or original.get("error") or not original["breaks"]:
         original.pop("coverage", None)
+        # weights and inputs are kept only to compare and time the fixed variants of breaking
+        # models: the whole 5.23.0 corpus's would fill a disk (t5gemma2 alone saved 16 GB)
+        shutil.rmtree(state_dir(corpus, model_type), ignore_errors=True)
         return row
     row["static"] = static_scores(corpus, original)
     original.pop("coverage", None)  # used for precision; too bulky to keep in the results
