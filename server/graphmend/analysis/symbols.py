@@ -43,6 +43,7 @@ LOGGER_FACTORY_SUFFIXES = ("getLogger", "get_logger")
 DYNAMO_CONFIG = "torch._dynamo.config."
 SCALAR_FLAG = "capture_scalar_outputs"
 SHAPE_FLAG = "capture_dynamic_output_shape_ops"
+RNN_FLAG = "allow_rnn"
 AUTOGRAD_FUNCTION_BASES = frozenset({"torch.autograd.Function", "torch.autograd.function.Function"})
 
 

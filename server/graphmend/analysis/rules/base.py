@@ -68,6 +68,10 @@ class RuleContext(Protocol):
 
     def snippet(self, node: ast.AST) -> str: ...
 
+    def torch_module_class(self, node: ast.AST) -> str | None:
+        """`self.rnn` set up in `__init__` as `nn.LSTM(...)` -> "LSTM"; None when unknown."""
+        ...
+
     def report(
         self,
         rule: "Rule",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
-from ..symbols import LOCK_CLASSES
+from ..symbols import LOCK_CLASSES, RNN_FLAG
 from .base import CallTableRule, Effect, Rule, RuleContext, example, receiver
 
 _HOIST = "Move it out of the compiled code."
@@ -847,6 +847,110 @@ class ModuleConstruction(Rule):
     )
 
 
+class RecurrentModuleCall(Rule):
+    code = "GM518"
+    name = "recurrent-module-call"
+    message = "`{subject}` calls an `nn.{module}`"
+    why = (
+        "dynamo does not trace `nn.LSTM`, `nn.GRU` or `nn.RNN` unless `torch._dynamo.config.allow_rnn` is set "
+        "(found by the real-model benchmark: parakeet, nemotron ASR); it gives up on the calling function"
+    )
+    fix = "Set `torch._dynamo.config.allow_rnn = True` (process-wide) so dynamo traces the recurrent layer."
+    effect = Effect.FRAME_SKIP
+    callee_kinds = frozenset({Kind.MODULE})
+    recurrent = frozenset({"LSTM", "GRU", "RNN"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        module = ctx.torch_module_class(node.func)
+        if module in self.recurrent and RNN_FLAG not in getattr(ctx.index, "dynamo_flags", ()):
+            ctx.report(self, node, module=module)
+
+    breaks = (
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = nn.LSTM(4, 8, batch_first=True)
+                    self.proj = nn.Linear(8, 2)
+
+                def forward(self, x):
+                    h = x * 2
+                    out, _ = self.lstm(h)  # expect: GM518
+                    return self.proj(out)
+
+            def sample():
+                return Encoder(), (torch.randn(2, 3, 4),), {}
+            """
+        ),
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class Decoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.GRU(4, 4)
+
+                def forward(self, x):
+                    y, _ = self.rnn(x + 1)  # expect: GM518
+                    return y.sum()
+
+            def sample():
+                return Decoder(), (torch.randn(3, 2, 4),), {}
+            """,
+            note="a GRU, sequence-first",
+        ),
+    )
+    ok = (
+        example(
+            """
+            import torch
+            from torch import nn
+
+            torch._dynamo.config.allow_rnn = True
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = nn.LSTM(4, 8, batch_first=True)
+
+                def forward(self, x):
+                    out, _ = self.lstm(x * 2)
+                    return out.sum()
+
+            def sample():
+                return Encoder(), (torch.randn(2, 3, 4),), {}
+            """,
+            note="the module sets allow_rnn: dynamo traces the LSTM",
+        ),
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class Encoder(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.cell = nn.LSTMCell(4, 8)
+
+                def forward(self, x):
+                    h, c = self.cell(x)
+                    return h.sum()
+
+            def sample():
+                return Encoder(), (torch.randn(2, 4),), {}
+            """,
+            note="a single LSTMCell step is traced",
+        ),
+    )
+
+
 RULES: tuple[type[Rule], ...] = (
     ExplicitGraphBreak,
     DisabledCall,
@@ -865,4 +969,5 @@ RULES: tuple[type[Rule], ...] = (
     AutogradGrad,
     UntraceableStdlib,
     ModuleConstruction,
+    RecurrentModuleCall,
 )

@@ -7,8 +7,8 @@ when asked for (`--unsafe-fixes`, or one quick fix at a time) and their titles s
   only outside torch.compile - invalid inputs are no longer caught in compiled code.
 - `torch._dynamo.graph_break()` removed - it may be there on purpose.
 - Module-level dynamo config flags: `capture_scalar_outputs` (scalars traced as symbolic numbers,
-  P03b/P08/P43/P62) and `capture_dynamic_output_shape_ops` (nonzero, masks, unique, P24b). They
-  change dynamo's behaviour for the whole process, and later Python use of a captured scalar
+  P03b/P08/P43/P62), `capture_dynamic_output_shape_ops` (nonzero, masks, unique, P24b) and
+  `allow_rnn` (nn.LSTM/GRU/RNN, GM518). They change dynamo's behaviour for the whole process, and later Python use of a captured scalar
   (`if s > 0`) still breaks.
 """
 
@@ -19,7 +19,7 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import Kind
-from ...analysis.symbols import SCALAR_FLAG, SHAPE_FLAG
+from ...analysis.symbols import RNN_FLAG, SCALAR_FLAG, SHAPE_FLAG
 from ...findings import Edit, Finding, Span
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -160,12 +160,14 @@ _FLAG_FOR = {
     "GM404": SHAPE_FLAG,
     "GM405": SHAPE_FLAG,
     "GM406": SHAPE_FLAG,
+    "GM518": RNN_FLAG,
 }
 
 
 _FLAG_COMMENT = {
     SCALAR_FLAG: "Trace .item(), int(t) and tensor sizes as symbolic numbers instead of breaking the graph",
     SHAPE_FLAG: "Trace nonzero, boolean masks and unique with data-dependent shapes instead of breaking the graph",
+    RNN_FLAG: "Trace nn.LSTM, nn.GRU and nn.RNN instead of running the calling function eagerly",
 }
 
 
