@@ -144,10 +144,34 @@ def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]
     row["static"] = static_scores(corpus, original)
     original.pop("coverage", None)  # used for precision; too bulky to keep in the results
     for variant in ("safe", "unsafe"):
-        row[variant] = probe(corpus, variant, "breaks", model_type, timeout)
-        row[variant].pop("coverage", None)
-        row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, model_type), variant) if row[variant].get("ok") else "not run"
+        probe_fixed(corpus, row, variant, timeout)
     return row
+
+
+def probe_fixed(corpus: Corpus, row: dict[str, Any], variant: str, timeout: float) -> None:
+    """A fixed variant's breaks, and its outputs against the original's, into the model's row."""
+    row[variant] = probe(corpus, variant, "breaks", row["model"], timeout)
+    row[variant].pop("coverage", None)
+    row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, row["model"]), variant) if row[variant].get("ok") else "not run"
+
+
+def status(row: dict[str, Any], variants: tuple[str, ...] = ("safe", "unsafe")) -> str:
+    """One progress line: break sites before, and after each fixed variant probed."""
+    original = row["original"]
+    parts = [original.get("error") or f"{len(original['breaks'])} break sites"]
+    for variant in variants:
+        if variant in row:
+            after = row[variant]
+            count = len(after["breaks"]) if after.get("ok") and "breaks" in after else f"failed: {str(after.get('error'))[:80]}"
+            parts.append(f"{variant} {count} ({row[f'{variant}_equal']})")
+    return f"  {row['model']}: " + "; ".join(parts)
+
+
+def save_rows(out: Path, rows: list[dict[str, Any]]) -> None:
+    """Write the rows into an earlier run's JSON, keeping its other fields (after every model)."""
+    data = json.loads(out.read_text(encoding="utf-8"))
+    data["rows"] = rows
+    out.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def rerun_fixed(corpus: Corpus, rows: list[dict[str, Any]], variants: list[str], timeout: float, jobs: int, out: Path, only: list[str] | None) -> None:
@@ -157,18 +181,14 @@ def rerun_fixed(corpus: Corpus, rows: list[dict[str, Any]], variants: list[str],
 
     def redo(row: dict[str, Any]) -> dict[str, Any]:
         for variant in variants:
-            row[variant] = probe(corpus, variant, "breaks", row["model"], timeout)
-            row[variant].pop("coverage", None)
-            row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, row["model"]), variant) if row[variant].get("ok") else "not run"
+            probe_fixed(corpus, row, variant, timeout)
             row.get("speed", {}).pop(variant, None)  # timed on the old fixes
         return row
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for row in pool.map(redo, todo):
-            data = json.loads(out.read_text(encoding="utf-8"))
-            data["rows"] = rows
-            out.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            print(f"  {row['model']}: " + "; ".join(f"{v} {len(row[v].get('breaks', [])) if row[v].get('ok') else row[v].get('error')} ({row[v + '_equal']})" for v in variants), flush=True)
+            save_rows(out, rows)
+            print(status(row, tuple(variants)), flush=True)
 
 
 def time_models(
@@ -182,9 +202,7 @@ def time_models(
             continue
         row["speed"] = {**row.get("speed", {}), **{v: probe(corpus, v, "speed", row["model"], timeout * 3) for v in variants}}
         print(f"  speed {row['model']}: {json.dumps(row['speed'])}", flush=True)
-        data = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {"transformers": corpus.version}
-        data["rows"] = rows
-        out.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        save_rows(out, rows)
 
 
 def main() -> int:
@@ -223,10 +241,8 @@ def main() -> int:
         out = RESULTS / f"models-transformers-{version}.json"
         if args.resume and out.is_file():  # go on after an interrupted run
             earlier = json.loads(out.read_text(encoding="utf-8"))["rows"]
-            retry = set(args.retry or ())
-            rows = [r for r in earlier if r["model"] not in retry and (r["model"] in models or not args.models)]
-            if args.models:  # a subset run keeps the other model types' rows
-                rows += [r for r in earlier if r["model"] not in models and r not in rows]
+            retry = set(args.retry or ()) & set(models)
+            rows = [r for r in earlier if r["model"] not in retry]  # a subset run keeps the other types' rows
             done = {r["model"] for r in rows}
             models = [m for m in models if m not in done]
             print(f"   resuming: {len(done)} done, {len(models)} to go", flush=True)
@@ -235,14 +251,7 @@ def main() -> int:
                 rows.append(row)
                 # after every model: a run cut short still leaves its results (marked incomplete)
                 out.write_text(json.dumps({"transformers": version, "complete": False, "rows": rows}, indent=1), encoding="utf-8")
-                original = row["original"]
-                status = original.get("error") or f"{len(original['breaks'])} break sites"
-                for variant in ("safe", "unsafe"):
-                    if variant in row:
-                        after = row[variant]
-                        count = len(after["breaks"]) if after.get("ok") and "breaks" in after else f"failed: {str(after.get('error'))[:80]}"
-                        status += f"; {variant} {count} ({row[f'{variant}_equal']})"
-                print(f"  {row['model']}: {status}", flush=True)
+                print(status(row), flush=True)
         if args.speed:
             time_models(corpus, rows, args.timeout, out)
         out.write_text(json.dumps({"transformers": version, "complete": True, "rows": rows}, indent=1), encoding="utf-8")

@@ -134,17 +134,25 @@ class ModuleIndex:
             return []
         return [self.classes[n] for n in found if n in self.classes]
 
-    def attr_kind(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> Kind | None:
-        if name in cls.attr_kinds:
-            return cls.attr_kinds[name]
-        seen = _seen if _seen is not None else set()
+    def attr_kind(self, cls: ClassInfo, name: str) -> Kind | None:
+        return self._inherited(cls, lambda info: info.attr_kinds, name, set())
+
+    def attr_torch_class(self, cls: ClassInfo, name: str) -> str | None:
+        """`self.<name> = nn.LSTM(...)` in the class or an in-file base -> "LSTM"."""
+        return self._inherited(cls, lambda info: info.attr_torch_classes, name, set())
+
+    def _inherited(self, cls: ClassInfo, table, name: str, seen: set[str]):  # type: ignore[no-untyped-def]
+        """`table(cls)[name]`, else the first in-file base's (depth first)."""
+        found = table(cls)
+        if name in found:
+            return found[name]
         seen.add(cls.name)
         for base in cls.local_bases:
             info = self.classes.get(base)
             if info is not None and info.name not in seen:
-                found = self.attr_kind(info, name, seen)
-                if found is not None:
-                    return found
+                value = self._inherited(info, table, name, seen)
+                if value is not None:
+                    return value
         return None
 
 

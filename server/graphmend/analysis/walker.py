@@ -192,15 +192,9 @@ class FunctionWalker(Evaluator):
         return self.module.source.snippet(node)
 
     def torch_module_class(self, node: ast.AST) -> str | None:
-        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):
+        if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):
             return None
-        cls, seen = self.cls, set()
-        while cls is not None and cls.name not in seen:
-            seen.add(cls.name)
-            if node.attr in cls.attr_torch_classes:
-                return cls.attr_torch_classes[node.attr]
-            cls = next((self.index.classes[b] for b in cls.local_bases if b in self.index.classes), None)
-        return None
+        return self.index.attr_torch_class(self.cls, node.attr)
 
     def once(self, key: str) -> bool:
         if key in self._once:

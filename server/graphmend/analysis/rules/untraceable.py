@@ -858,12 +858,13 @@ class RecurrentModuleCall(Rule):
     fix = "Set `torch._dynamo.config.allow_rnn = True` (process-wide) so dynamo traces the recurrent layer."
     effect = Effect.FRAME_SKIP
     callee_kinds = frozenset({Kind.MODULE})
+    removed_by_flag = RNN_FLAG
     recurrent = frozenset({"LSTM", "GRU", "RNN"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
         module = ctx.torch_module_class(node.func)
-        if module in self.recurrent and RNN_FLAG not in getattr(ctx.index, "dynamo_flags", ()):
+        if module in self.recurrent:
             ctx.report(self, node, module=module)
 
     breaks = (

@@ -42,6 +42,7 @@ from ...analysis.kinds import BOOL_KINDS, Kind
 from ...findings import Edit, Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
+from .while_loop import fresh_name
 
 TITLE = (
     "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "
@@ -55,6 +56,26 @@ def _decline(key: str, reason: str) -> DeclineError:
 
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _assignments(function: ast.AST, name: str) -> list[ast.Assign]:
+    """The `name = ...` statements of the function, in source order."""
+    return [
+        n for n in ast.walk(function)
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
+    ]
+
+
+def _loops_over_assigned(ctx: FixContext, function: ast.AST, node: ast.AST) -> list[ast.For]:
+    """The later `for` loops over the name the node's statement assigns (`hit = ...; for e in hit:`)."""
+    statement = ctx.statement_of(node)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        return []
+    hit = statement.targets[0].id
+    return [
+        n for n in ast.walk(function)
+        if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == hit and n.lineno > statement.lineno
+    ]
 
 
 class MoEDispatchFixer:
@@ -86,14 +107,10 @@ class MoEDispatchFixer:
                 gather = _gather_statement(ctx, ancestor)
                 if gather is not None:
                     return ancestor, gather
-        statement = ctx.statement_of(node)
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            hit = statement.targets[0].id
-            for loop in ast.walk(function):
-                if isinstance(loop, ast.For) and isinstance(loop.iter, ast.Name) and loop.iter.id == hit and loop.lineno > statement.lineno:
-                    gather = _gather_statement(ctx, loop)
-                    if gather is not None:
-                        return loop, gather
+        for loop in _loops_over_assigned(ctx, function, node):
+            gather = _gather_statement(ctx, loop)
+            if gather is not None:
+                return loop, gather
         raise _decline("moe-no-dispatch", "not part of an expert dispatch loop (`for e in ...:` gathering tokens with `torch.where(mask[e])`)")
 
 
@@ -114,9 +131,8 @@ def _gather_statement(ctx: FixContext, loop: ast.For) -> ast.Assign | None:
     return None
 
 
-def _mask_of(argument: ast.expr, expert: str) -> tuple[str, bool] | None:
-    """`mask[e]` -> ("mask", False); `mask[e].squeeze(0)` -> ("mask", True)."""
-    squeezed = False
+def _mask_of(argument: ast.expr, expert: str) -> str | None:
+    """`mask[e]` or `mask[e].squeeze(0)` -> "mask" (the gather is rewritten without the squeeze)."""
     if (
         isinstance(argument, ast.Call)
         and isinstance(argument.func, ast.Attribute)
@@ -125,14 +141,14 @@ def _mask_of(argument: ast.expr, expert: str) -> tuple[str, bool] | None:
         and isinstance(argument.args[0], ast.Constant)
         and argument.args[0].value == 0
     ):
-        argument, squeezed = argument.func.value, True
+        argument = argument.func.value
     if (
         isinstance(argument, ast.Subscript)
         and isinstance(argument.value, ast.Name)
         and isinstance(argument.slice, ast.Name)
         and argument.slice.id == expert
     ):
-        return argument.value.id, squeezed
+        return argument.value.id
     return None
 
 
@@ -177,7 +193,7 @@ class _Rewrite:
         self.slot, self.token = slot.id, token.id  # type: ignore[attr-defined]
         mask = _mask_of(gather.value.args[0], self.expert)  # type: ignore[attr-defined]
         assert mask is not None
-        self.mask, self.squeezed = mask
+        self.mask = mask
         self.edits = _Edits(ctx, function)
 
     def fix(self, finding: Finding) -> Fix:
@@ -190,15 +206,10 @@ class _Rewrite:
         return Fix(finding, TITLE, Safety.UNSAFE, (self.edits.edit(),))
 
     # -- preconditions ------------------------------------------------------------------------
-    def _assignments(self, name: str) -> list[ast.Assign]:
-        return [
-            n for n in ast.walk(self.function)
-            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
-        ]
 
     def _check_mask(self) -> None:
         """The mask is `one_hot(selected, ...).permute(2, 1, 0)`: (experts, top_k, tokens), 0/1."""
-        assigned = [a for a in self._assignments(self.mask) if a.lineno < self.loop.lineno]
+        assigned = [a for a in _assignments(self.function, self.mask) if a.lineno < self.loop.lineno]
         if not assigned:
             raise _decline("moe-mask-origin", f"`{self.mask}` is not assigned before the loop: cannot tell it is a one-hot expert mask")
         value = assigned[-1].value
@@ -212,11 +223,11 @@ class _Rewrite:
             raise _decline("moe-mask-origin", f"`{self.mask}` is not `one_hot(...).permute(2, 1, 0)`: cannot tell its layout (experts, top_k, tokens)")
         source = value.func.value
         if isinstance(source, ast.Name):  # expert_mask = one_hot(...); expert_mask = expert_mask.permute(2, 1, 0)
-            earlier = [a for a in self._assignments(source.id) if a.lineno < assigned[-1].lineno]
+            earlier = [a for a in _assignments(self.function, source.id) if a.lineno < assigned[-1].lineno]
             source = earlier[-1].value if earlier else source
         if not (isinstance(source, ast.Call) and (self.ctx.qualname(source.func) or "").endswith("functional.one_hot")):
             raise _decline("moe-mask-origin", f"`{self.mask}` is not built by `one_hot`: it may not be a 0/1 mask with one slot per token")
-        for store in self._assignments(self.mask):
+        for store in _assignments(self.function, self.mask):
             if store.lineno > assigned[-1].lineno and store.lineno <= (self.loop.end_lineno or self.loop.lineno):
                 raise _decline("moe-mask-origin", f"`{self.mask}` is reassigned inside the loop")
 
@@ -227,7 +238,7 @@ class _Rewrite:
             return
         if not isinstance(iterable, ast.Name):
             raise _decline("moe-loop-iterable", f"the loop runs over `{self.ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
-        stores = self._assignments(iterable.id)
+        stores = _assignments(self.function, iterable.id)
         if len(stores) != 1 or len(stores[0].targets) != 1 or stores[0].lineno > self.loop.lineno:
             raise _decline("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
         hit = stores[0]
@@ -353,17 +364,10 @@ class _Rewrite:
         return any(a is self.loop for a in self.ctx.ancestors(node))
 
     # -- replacements -------------------------------------------------------------------------
-    def _fresh(self, base: str) -> str:
-        taken = _names(self.function) | set(self.ctx.index.top_level_names)
-        name, number = base, 2
-        while name in taken:
-            name, number = f"{base}_{number}", number + 1
-        return name
-
     def _replace_gather(self) -> None:
         torch = self.ctx.torch_name()
         expert_mask = f"{self.mask}[{self.expert}]"
-        self.routed = self._fresh(f"{self.token}_routed")
+        self.routed = fresh_name(self.function, f"{self.token}_routed")
         self.edits.replace_statement(
             self.gather,
             [
@@ -427,14 +431,7 @@ class MaskedExpertUpdateFixer:
         return Fix(finding, MASKED_TITLE, Safety.UNSAFE, (edits.edit(),))
 
     def _loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> ast.For | None:
-        candidates = [a for a in ctx.ancestors(node) if isinstance(a, ast.For)]
-        statement = ctx.statement_of(node)
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            hit = statement.targets[0].id
-            candidates += [
-                n for n in ast.walk(function)
-                if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == hit and n.lineno > statement.lineno
-            ]
+        candidates = [a for a in ctx.ancestors(node) if isinstance(a, ast.For)] + _loops_over_assigned(ctx, function, node)
         for loop in candidates:
             if self._is_update_loop(ctx, loop):
                 return loop
@@ -469,7 +466,7 @@ class MaskedExpertUpdateFixer:
         return positions[0], mask.value.id
 
     def _check_fresh(self, ctx: FixContext, function: ast.AST, out: str, loop: ast.For) -> None:
-        stores = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == out for t in n.targets)]
+        stores = _assignments(function, out)
         before = [s for s in stores if s.lineno < loop.lineno]
         value = before[-1].value if before else None
         fresh = isinstance(value, ast.Call) and (
@@ -488,7 +485,7 @@ class MaskedExpertUpdateFixer:
             return
         if not isinstance(iterable, ast.Name):
             raise _decline("moe-loop-iterable", f"the loop runs over `{ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
-        stores = [n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == iterable.id for t in n.targets)]
+        stores = _assignments(function, iterable.id)
         before = [s for s in stores if s.lineno < loop.lineno]
         if not before or len(stores) != len(before):
             raise _decline("moe-loop-iterable", f"cannot tell that `{iterable.id}` lists the experts hit")

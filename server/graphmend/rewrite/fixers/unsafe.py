@@ -8,8 +8,8 @@ when asked for (`--unsafe-fixes`, or one quick fix at a time) and their titles s
 - `torch._dynamo.graph_break()` removed - it may be there on purpose.
 - Module-level dynamo config flags: `capture_scalar_outputs` (scalars traced as symbolic numbers,
   P03b/P08/P43/P62), `capture_dynamic_output_shape_ops` (nonzero, masks, unique, P24b) and
-  `allow_rnn` (nn.LSTM/GRU/RNN, GM518). They change dynamo's behaviour for the whole process, and later Python use of a captured scalar
-  (`if s > 0`) still breaks.
+  `allow_rnn` (nn.LSTM/GRU/RNN, GM518). They change dynamo's behaviour for the whole process, and
+  later Python use of a captured scalar (`if s > 0`) still breaks.
 """
 
 from __future__ import annotations
