@@ -20,12 +20,26 @@ SMALL: dict[str, Any] = dict(
 )
 BATCH, SEQ = 2, 8
 
+# Models whose configs derive their layer layout in `__init__` (the hybrid Mamba models): setting
+# `num_hidden_layers` afterwards leaves a layout the model cannot build, and their Mamba kernels are
+# CUDA-only. These are passed to the config's constructor (with the small sizes it accepts); the
+# sizes among them are set again after shrinking.
+INIT_OVERRIDES: dict[str, dict[str, Any]] = {
+    "zamba": dict(num_hidden_layers=3, use_mamba_kernels=False),
+    "zamba2": dict(num_hidden_layers=3, layers_block_type=["mamba", "mamba", "hybrid"], use_mamba_kernels=False, mamba_headdim=16, n_mamba_heads=4),
+    "jamba": dict(use_mamba_kernels=False, attn_layer_period=2, attn_layer_offset=1, expert_layer_period=2, expert_layer_offset=1),
+}
+
 
 def small_config(model_type: str) -> Any:
     from transformers import AutoConfig
 
-    config = AutoConfig.for_model(model_type)
+    overrides = INIT_OVERRIDES.get(model_type, {})
+    config = AutoConfig.for_model(model_type, **_init_arguments(model_type, overrides))
     _shrink(config)
+    for key, value in overrides.items():
+        if key in SMALL:  # what shrinking overwrote; the rest the constructor may have translated
+            setattr(config, key, value)
     _tokens_inside_vocabulary(config)
     for sub in ("text_config", "vision_config"):
         nested = getattr(config, sub, None)
@@ -38,6 +52,19 @@ def small_config(model_type: str) -> Any:
     if isinstance(text_vocab, int):
         _tokens_inside_vocabulary(config, text_vocab)
     return config
+
+
+def _init_arguments(model_type: str, overrides: dict[str, Any]) -> dict[str, Any]:
+    """The small sizes the config's constructor accepts, plus `overrides`; nothing for the other
+    models, whose configs are shrunk after construction as before."""
+    import inspect
+
+    from transformers import AutoConfig
+
+    if not overrides:
+        return {}
+    accepted = inspect.signature(type(AutoConfig.for_model(model_type)).__init__).parameters
+    return {**{key: value for key, value in SMALL.items() if key in accepted}, **overrides}
 
 
 def _shrink(config: Any) -> None:

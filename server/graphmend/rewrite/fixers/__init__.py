@@ -10,6 +10,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
+from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer
 from .scalars import ScalarFixer
@@ -33,6 +34,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
     MaskedExpertUpdateFixer(),
     AssertScalarFixer(),  # before the capture_scalar_outputs flag: local, not process-wide
+    MaskCheckFixer(),
     EagerOnlyFixer(),
     EagerCheckFixer(),
     RemoveGraphBreakFixer(),

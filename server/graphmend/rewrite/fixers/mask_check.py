@@ -1,0 +1,270 @@
+"""GM101: run a padding-mask multiplication every time instead of testing the mask for all ones
+(issue 8).
+
+State-space models (zamba, zamba2, mamba2-style code) zero the padding positions with
+
+    if attention_mask is not None and not torch.all(attention_mask == 1):
+        hidden_states = hidden_states * attention_mask.unsqueeze(1)
+
+The tensor test is only a shortcut: multiplying by a mask of ones gives back every value exactly
+(x * 1 == x for every float, NaN, inf and -0.0 included, and every integer). So the branch can run
+every time and the test, a graph break because dynamo does not know the mask's values, goes. The
+Python part of the condition (`attention_mask is not None`) stays in the `if`. transformers 5.x
+made the same change by hand (`apply_mask_to_padding_states`).
+
+A mask derived by slicing, unsqueeze, view/reshape, transpose, permute or a cast is all ones when
+the mask is, so the body may multiply by such a view. Each statement of the body must be such a
+product assigned back to the tensor it multiplies (optionally cast back with `.to(x.dtype)`), or a
+binding of that tensor's dtype used only there.
+
+What is assumed, so it is unsafe: that the mask broadcasts to the tensor's shape (when it does not,
+the original fails only for masks with a zero, the rewrite for every mask) and, unless the product
+is cast back to the tensor's dtype or the mask is known to be bool (or integer, against a floating
+tensor), that the product keeps the tensor's dtype. Both are said in the title. A floating mask
+that requires grad now gets a gradient for an all-ones mask too (masks seldom require grad).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ...findings import Finding
+from ..context import FixContext
+from ..flow import read_after, reaching_definition
+from ..model import DeclineError, Fix, Safety
+from ..purity import check_pure
+from ..signatures import Signatures, floating_names
+from .where import _tensor_logic
+
+# Methods whose result is all ones wherever their receiver is (views, layout changes, casts).
+ALL_ONES_PRESERVING = frozenset(
+    {
+        "unsqueeze", "view", "reshape", "expand", "expand_as", "flatten", "transpose", "permute", "contiguous",
+        "squeeze", "float", "half", "bfloat16", "double", "long", "int", "bool", "to", "type_as", "view_as",
+        "reshape_as", "detach", "t",
+    }
+)
+_ONE = (1, 1.0, True)
+
+
+def _decline(key: str, reason: str) -> DeclineError:
+    return DeclineError(key, reason)
+
+
+@dataclass(frozen=True)
+class _Update:
+    target: str
+    cast_back: bool  # the product is cast back to the target's own dtype
+
+
+class MaskCheckFixer:
+    codes = frozenset({"GM101"})
+    safety = Safety.UNSAFE
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        node = ctx.node_for(finding)
+        statement = ctx.statement_of(node) if node is not None else None
+        function = ctx.function_of(statement) if statement is not None else None
+        if not isinstance(statement, ast.If) or function is None or not _inside(statement.test, node):
+            raise _decline("not-a-mask-check", "the tensor is not tested by an `if`")
+        prefix, mask = _split(ctx, statement.test)
+        if statement.orelse:
+            raise _decline("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
+        updates = [_update(ctx, stmt, mask, statement) for stmt in statement.body]
+        products = [u for u in updates if u is not None]
+        if not products:
+            raise _decline("not-identity", "the branch does not multiply anything by the mask")
+        mask_dtype_known = _mask_keeps_dtype(ctx, function, statement, mask, products)
+        edits = [ctx.rewrite(function, {ctx.cst_node(function, statement, cst.If): _without_test(ctx, function, statement, prefix)})]
+        return Fix(finding, _title(mask, products, mask_dtype_known), Safety.UNSAFE, tuple(edits))
+
+
+def _inside(outer: ast.AST, inner: ast.AST | None) -> bool:
+    return inner is not None and any(n is inner for n in ast.walk(outer))
+
+
+def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
+    """The Python-level operands before the mask test, and the mask's name. The mask test must be
+    the last operand of an `and` chain (or the whole test), so dropping it changes nothing else."""
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    mask = _not_all_ones(operands[-1])
+    if mask is None:
+        raise _decline(
+            "not-a-mask-check",
+            "the condition does not end in `not torch.all(mask == 1)` (or `(mask != 1).any()`), a test that the mask is not all ones",
+        )
+    prefix = operands[:-1]
+    for operand in prefix:
+        if _tensor_logic(ctx, operand):
+            raise _decline("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the all-ones test is dropped")
+    return prefix, mask
+
+
+def _not_all_ones(node: ast.expr) -> str | None:
+    """`mask` for `not torch.all(mask == 1)`, `not (mask == 1).all()`, `torch.any(mask != 1)` and
+    `(mask != 1).any()`."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _reduced_compare(node.operand, "all", ast.Eq)
+    return _reduced_compare(node, "any", ast.NotEq)
+
+
+def _reduced_compare(node: ast.expr, reduction: str, operator: type) -> str | None:
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == reduction:
+        if isinstance(func.value, ast.Name) and func.value.id == "torch" and len(node.args) == 1:
+            compared = node.args[0]  # torch.all(mask == 1)
+        elif not node.args:
+            compared = func.value  # (mask == 1).all()
+        else:
+            return None
+        return _compared_with_one(compared, operator)
+    return None
+
+
+def _compared_with_one(node: ast.expr, operator: type) -> str | None:
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], operator)):
+        return None
+    left, right = node.left, node.comparators[0]
+    for mask, one in ((left, right), (right, left)):
+        if isinstance(mask, ast.Name) and isinstance(one, ast.Constant) and type(one.value) in (int, float, bool) and one.value in _ONE:
+            return mask.id
+    return None
+
+
+def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Update | None:
+    """A product by the mask assigned back (`x = x * mask...`), or None for a dtype binding that
+    only the products use. Anything else declines."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        if isinstance(stmt, ast.AugAssign):
+            raise _decline("in-place", "an in-place update would run on the caller's tensor even for an all-ones mask")
+        raise _decline("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+    target, value = stmt.targets[0].id, stmt.value
+    if target == mask:
+        raise _decline("not-identity", f"the branch reassigns the mask `{mask}`")
+    if isinstance(value, ast.Attribute) and value.attr == "dtype" and isinstance(value.value, ast.Name):
+        if read_after(ctx, check, target):
+            raise _decline("binds-used-name", f"`{target}` is read after the `if`: binding it every time would change it")
+        return None
+    cast_back = False
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "type_as"):
+        if not (len(value.args) == 1 and not value.keywords and _is_dtype_of(ctx, value.args[0], target, stmt, check)):
+            raise _decline("cast-unknown", f"`{ctx.code(value)[:50]}` casts to a dtype not known to be `{target}`'s own")
+        value, cast_back = value.func.value, True
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
+        raise _decline("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+    for own, other in ((value.left, value.right), (value.right, value.left)):
+        if isinstance(own, ast.Name) and own.id == target and _derived_from(ctx, other, mask):
+            return _Update(target, cast_back)
+    raise _decline("not-identity", f"`{ctx.code(value)[:50]}` does not multiply `{target}` by the mask `{mask}` or a view of it")
+
+
+def _derived_from(ctx: FixContext, node: ast.expr, mask: str) -> bool:
+    """All ones wherever `mask` is: the mask itself, a slice of it, or a view/cast of one."""
+    if isinstance(node, ast.Name):
+        return node.id == mask
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            # slices never raise and never pick values other than the mask's; integer indices
+            # could raise where the original never evaluated them
+            if isinstance(part, ast.Slice):
+                for bound in (part.lower, part.upper, part.step):
+                    if bound is not None:
+                        check_pure(ctx, bound, "the slice bound")
+            elif not (isinstance(part, ast.Constant) and part.value in (None, Ellipsis)):
+                return False
+        return _derived_from(ctx, node.value, mask)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ALL_ONES_PRESERVING:
+        for argument in (*node.args, *(k.value for k in node.keywords)):
+            check_pure(ctx, argument, "the view's argument")
+        return _derived_from(ctx, node.func.value, mask)
+    return False
+
+
+def _is_dtype_of(ctx: FixContext, node: ast.expr, target: str, stmt: ast.stmt, check: ast.If) -> bool:
+    """`x.dtype`, `x` itself (for `type_as`), or a name bound to `x.dtype` in the branch or before
+    the `if` with `x` not reassigned in between."""
+    if isinstance(node, ast.Name) and node.id == target:
+        return True  # type_as(x)
+    if isinstance(node, ast.Attribute) and node.attr == "dtype" and isinstance(node.value, ast.Name):
+        return node.value.id == target
+    if not isinstance(node, ast.Name):
+        return False
+    for earlier in reversed(check.body[: check.body.index(stmt)]):
+        if isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == node.id for t in earlier.targets):
+            return _is_dtype_of(ctx, earlier.value, target, earlier, check) and not _assigns_between(check.body, earlier, stmt, target)
+        if isinstance(earlier, ast.Assign) and any(isinstance(t, ast.Name) and t.id == target for t in earlier.targets):
+            return False
+    definition = reaching_definition(ctx, check, node.id)
+    if not (isinstance(definition, ast.Attribute) and definition.attr == "dtype" and isinstance(definition.value, ast.Name)):
+        return False
+    if definition.value.id != target:
+        return False
+    # the dtype was read from the same binding of `target` the `if` sees
+    defining = ctx.statement_of(definition)
+    if defining is None:
+        return False
+    seen_there, seen_here = reaching_definition(ctx, defining, target), reaching_definition(ctx, check, target)
+    if seen_there is not None:
+        return seen_there is seen_here
+    return _unchanged_parameter(ctx, target, defining, check)
+
+
+def _unchanged_parameter(ctx: FixContext, name: str, first: ast.stmt, last: ast.stmt) -> bool:
+    """`name` is a parameter bound nowhere before `last` (which is in no loop), so `first` and
+    `last` see the same tensor."""
+    function = ctx.function_of(last)
+    if function is None or any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(last)):
+        return False
+    arguments = function.args
+    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+    if name not in parameters or first.lineno > last.lineno:
+        return False
+    return not any(
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < last.lineno for n in ast.walk(function)
+    )
+
+
+def _assigns_between(body: list[ast.stmt], first: ast.stmt, last: ast.stmt, name: str) -> bool:
+    between = body[body.index(first) + 1 : body.index(last)]
+    return any(isinstance(t, ast.Name) and t.id == name for s in between if isinstance(s, ast.Assign) for t in s.targets)
+
+
+def _mask_keeps_dtype(ctx: FixContext, function: ast.AST, check: ast.If, mask: str, products: list[_Update]) -> bool:
+    """Every product keeps its tensor's dtype: cast back, or a bool mask (an integer one against a
+    floating tensor)."""
+    if all(p.cast_back for p in products):
+        return True
+    signatures = Signatures(ctx, floating_names(ctx, function), at=check)  # type: ignore[arg-type]
+    mask_dtype = signatures.of(ast.Name(id=mask, ctx=ast.Load())).dtype
+    if mask_dtype == ("const", "bool"):
+        return True
+    if mask_dtype[0] == "const" and mask_dtype[1].startswith(("int", "uint")):
+        return all(p.cast_back or signatures.is_floating(signatures.of(ast.Name(id=p.target, ctx=ast.Load())).dtype) for p in products)
+    return False
+
+
+def _without_test(ctx: FixContext, function: ast.AST, check: ast.If, prefix: list[ast.expr]) -> cst.CSTNode | cst.FlattenSentinel:
+    """The `if` keeping only its Python-level operands, or its body in its place when none."""
+    target = ctx.cst_node(function, check, cst.If)  # type: ignore[arg-type]
+    assert isinstance(target, cst.If)
+    if prefix:
+        return target.with_changes(test=cst.parse_expression(" and ".join(ctx.code(p) for p in prefix)))
+    body = list(target.body.body)  # type: ignore[attr-defined]
+    header = target.body.header.comment if isinstance(target.body, cst.IndentedBlock) else None
+    carried = list(target.leading_lines) + ([cst.EmptyLine(comment=header)] if header is not None else [])
+    body[0] = body[0].with_changes(leading_lines=carried + list(body[0].leading_lines))
+    return cst.FlattenSentinel(body)
+
+
+def _title(mask: str, products: list[_Update], dtype_known: bool) -> str:
+    targets = ", ".join(dict.fromkeys(f"`{p.target}`" for p in products))
+    assumed = f"it broadcasts to the shape of {targets}"
+    if not dtype_known:
+        assumed += ", and is an integer or bool mask so the product keeps that dtype"
+    return f"Multiply by `{mask}` every time instead of testing it for all ones (exact for an all-ones mask; assumes {assumed})"
