@@ -126,3 +126,29 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
             fn(torch.randn(2, 4), torch.tensor([0, 3]))
         messages.append(str(raised.value))
     assert messages == ["empty sequence", "empty sequence"]
+
+
+def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
+    """Why the capture_scalar_outputs fix adds no `torch._check(n >= 0)` for a size: on torch 2.13
+    the compiled code asserts the captured size itself, so a negative size raises under compile as
+    it does eagerly (measured with inductor, the default backend)."""
+    source = (
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    n = int(x.sum().item())\n    return torch.zeros(n) + 1\n"
+    )
+    fixed = fix_source(source, "sizes.py", unsafe=True).fixed
+    assert "capture_scalar_outputs = True" in fixed and "_check" not in fixed
+    path = tmp_path / "sizes.py"
+    path.write_text(fixed, encoding="utf-8")
+    import torch._dynamo.config as dynamo_config
+
+    snapshot = dynamo_config.get_config_copy()  # importing the case sets the flag process-wide
+    try:
+        fn = callable_of(import_case(path))
+        assert torch.equal(run_quietly(fn, (torch.full((3,), 1.0),)), torch.ones(3))
+        negative = torch.full((3,), -1.0)
+        with torch.compiler.set_stance("force_eager"), pytest.raises(RuntimeError):
+            run_quietly(fn, (negative,))
+        with pytest.raises(RuntimeError):
+            run_quietly(fn, (negative,))  # compiled
+    finally:
+        dynamo_config.load_config(snapshot)

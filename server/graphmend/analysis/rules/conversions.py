@@ -395,7 +395,8 @@ class TensorAsSize(Rule):
     why = _WHY_VALUE
     fix = (
         "Derive sizes from shapes (`x.shape[0]`) or pass them in as ints; for truly data-dependent sizes "
-        f"set {_CAPTURE} and add `torch._check(n >= 0)`."
+        f"set {_CAPTURE}: torch 2.13 checks the captured sizes at runtime itself, so add `torch._check(...)` "
+        "only where dynamo then reports that it could not guard on a data-dependent expression."
     )
     qualnames = frozenset(_SIZE_FUNCTIONS)
     methods = frozenset(_SIZE_METHODS)
