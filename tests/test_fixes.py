@@ -138,17 +138,12 @@ def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
     fixed = fix_source(source, "sizes.py", unsafe=True).fixed
     assert "capture_scalar_outputs = True" in fixed and "_check" not in fixed
     path = tmp_path / "sizes.py"
-    path.write_text(fixed, encoding="utf-8")
-    import torch._dynamo.config as dynamo_config
-
-    snapshot = dynamo_config.get_config_copy()  # importing the case sets the flag process-wide
-    try:
-        fn = callable_of(import_case(path))
-        assert torch.equal(run_quietly(fn, (torch.full((3,), 1.0),)), torch.ones(3))
-        negative = torch.full((3,), -1.0)
-        with torch.compiler.set_stance("force_eager"), pytest.raises(RuntimeError):
-            run_quietly(fn, (negative,))
-        with pytest.raises(RuntimeError):
-            run_quietly(fn, (negative,))  # compiled
-    finally:
-        dynamo_config.load_config(snapshot)
+    path.write_text(fixed, encoding="utf-8")  # importing it sets the flag (conftest restores it)
+    eager = callable_of(import_case(path))
+    compiled = torch.compile(eager, fullgraph=True)  # fullgraph: the size really is captured, no break
+    assert torch.equal(run_quietly(compiled, (torch.full((3,), 1.0),)), torch.ones(3))
+    negative = torch.full((3,), -1.0)
+    with pytest.raises(RuntimeError):
+        run_quietly(eager, (negative,))
+    with pytest.raises(RuntimeError):
+        run_quietly(compiled, (negative,))

@@ -33,7 +33,7 @@ import libcst as cst
 
 from ...findings import Finding
 from ..context import FixContext
-from ..flow import read_after, reaching_definition
+from ..flow import _parameters, read_after, reaching_definition
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
@@ -221,9 +221,7 @@ def _unchanged_parameter(ctx: FixContext, name: str, first: ast.stmt, last: ast.
     function = ctx.function_of(last)
     if function is None or any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(last)):
         return False
-    arguments = function.args
-    parameters = {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
-    if name not in parameters or first.lineno > last.lineno:
+    if name not in _parameters(function) or first.lineno > last.lineno:
         return False
     return not any(
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < last.lineno for n in ast.walk(function)
