@@ -11,11 +11,11 @@ import logging
 import os
 import re
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
-
 from graphmend.runtime.worker import _GRAPH_BREAK_LOGGERS, _Records, locate, parse_record
 
 _TORCH_DIR = os.path.dirname(torch.__file__)

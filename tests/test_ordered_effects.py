@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from graphmend import analyze
 from graphmend.rewrite import fix_source
 
@@ -136,7 +135,7 @@ def test_inductor_keeps_random_seeds_alive_around_an_ordered_op(tmp_path: Path) 
         "            z = torch.randn(n, 4) if i > 1 else 0\n"
         "            x = self.lin(torch.cat([x, t], dim=1)) + z\n        return x\n"
     )
-    module, path = _fixed_module(tmp_path, source)
+    module, _ = _fixed_module(tmp_path, source)
     torch._dynamo.reset()
     try:
         torch.compile(module.Sampler(), backend="inductor")(torch.randn(2, 4))

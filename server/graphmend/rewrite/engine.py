@@ -17,7 +17,7 @@ from ..config import Config
 from ..findings import Finding, Span
 from .context import FixContext, apply_edits, parses
 from .fixers import Fixer, fixers_for
-from .model import NOT_MY_PATTERN, DeclineError, Declined, Fix, Safety
+from .model import NOT_MY_PATTERN, Declined, DeclineError, Fix, Safety
 
 MAX_FIXES_PER_FILE = 500
 STRICT = os.environ.get("GRAPHMEND_STRICT") == "1"  # the test suite: fixer bugs raise
@@ -234,4 +234,4 @@ def fix_source(
     return FileFix(source, text, applied, [d for _, d in reasons], remaining, where, reasons, before)
 
 
-__all__ = ["FileFix", "fix_source", "plan_fix", "plan_fixes", "Safety"]
+__all__ = ["FileFix", "Safety", "fix_source", "plan_fix", "plan_fixes"]

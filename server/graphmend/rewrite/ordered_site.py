@@ -285,7 +285,7 @@ class _Lifter:
         conversion = {-1: "", 115: "!s", 114: "!r", 97: "!a"}[part.conversion]
         spec = ""
         if part.format_spec is not None:
-            spec_text = "".join(v.value for v in part.format_spec.values if isinstance(v, ast.Constant))  # type: ignore[attr-defined]
+            spec_text = "".join(str(v.value) for v in part.format_spec.values if isinstance(v, ast.Constant))  # type: ignore[attr-defined]
             if any(isinstance(v, ast.FormattedValue) for v in part.format_spec.values):  # type: ignore[attr-defined]
                 raise DeclineError("unsupported-expression", "a nested format spec in an f-string")
             spec = ":" + spec_text
@@ -354,8 +354,8 @@ def build_site(ctx: FixContext, function: Function, block: ast.stmt, peel: int =
     `block` of names only it reads (`scale = t.max().item()` before `if scale > 1e4: log(scale)`),
     moved with it, so the number is computed inside the op where the original computed it."""
     prelude = prelude or []
-    inner = {t.id for a in prelude for t in a.targets if isinstance(t, ast.Name)}
-    local = local_names(ctx, function) - inner
+    prelude_names = {t.id for a in prelude for t in a.targets if isinstance(t, ast.Name)}
+    local = local_names(ctx, function) - prelude_names
     for statement in [*prelude, block]:
         _check_movable(ctx, statement, function)
     lifter = _Lifter(ctx, function, block, local)
@@ -367,8 +367,8 @@ def build_site(ctx: FixContext, function: Function, block: ast.stmt, peel: int =
         lifter.expr(rest[0], conditional=False)
         for value in rest[1:]:
             lifter.expr(value, conditional=True)
-        for inner in block.body:
-            lifter.statement(inner, conditional=True)
+        for statement in block.body:
+            lifter.statement(statement, conditional=True)
     else:
         lifter.statement(block, conditional=False)
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
@@ -438,6 +438,7 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
         if peel:
             count = len(moved.test.values)  # type: ignore[attr-defined]
             new_node = new_node.with_changes(test=split_test(new_node.test, count, peel)[1])
+    assert isinstance(new_node, cst.CSTNode)  # _Swap replaces expressions only, never removes
     text = ctx.render(function, new_node)
     return text if text.endswith("\n") else text + "\n"
 

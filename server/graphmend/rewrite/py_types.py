@@ -11,8 +11,8 @@ of those types. Anything else is unknown (None) and the fixer declines or format
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext

@@ -21,8 +21,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .context import FixContext
 from ..analysis.kinds import Kind
+from .context import FixContext
 from .flow import reaching_definition
 from .py_types import name_type, self_attribute_type
 

@@ -26,10 +26,10 @@ from ...analysis.kinds import TENSOR_KINDS
 from ...findings import Finding
 from ..context import FixContext
 from ..effects import EffectCall, effect_of
+from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, site_name, site_text
 from ..ordered_site import build_site, local_names, split_test, statement_node
-from ..flow import read_after
 from ..py_types import Function, own_nodes
 
 # Methods that change the object they are called on (containers, caches): state whose order
@@ -75,7 +75,7 @@ class OrderedEffectFixer:
             replacement = cst.SimpleStatementLine([call], leading_lines=target.leading_lines)
         else:
             replacement = call
-        replacements: dict[cst.CSTNode, cst.CSTNode | cst.RemovalSentinel] = {target: replacement}
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {target: replacement}
         for assignment in prelude:
             replacements[ctx.cst_node(function, assignment, cst.SimpleStatementLine)] = cst.RemovalSentinel.REMOVE
         edits = [ctx.rewrite(function, replacements), *module_edits(ctx, function, site_text(ctx, name, site, origin))]

@@ -689,7 +689,6 @@ class _IfRewrite:
 
     def _check_hoistable(self, branches: list[_Branch], owner: int, name: str) -> None:
         """A temporary used only in its own branch can be computed unconditionally."""
-        ctx = self.ctx
         for number, other in enumerate(branches):
             if number == owner:
                 continue
