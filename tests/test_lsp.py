@@ -243,6 +243,8 @@ async def test_mend_workspace_fixes_open_and_closed_files_through_one_edit(clien
 
     root = client.workspace_path
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    marker = root.parent / f"{root.name}-fsmonitor-ran"  # git runs this program from the repo's config
+    subprocess.run(["git", "-C", str(root), "config", "core.fsmonitor", f"touch {marker}; echo"], check=True)
     (root / ".gitignore").write_text("generated/\n", encoding="utf-8")
     (root / "generated").mkdir()
     (root / "generated" / "skipped.py").write_text(MODEL, encoding="utf-8")
@@ -277,6 +279,7 @@ async def test_mend_workspace_fixes_open_and_closed_files_through_one_edit(clien
         assert reports[0].kind == "begin" and reports[0].cancellable and reports[-1].kind == "end"
         assert "fixed 2 graph breaks in 2 files" in reports[-1].message
     assert any("GraphMend: fixed 2 graph breaks" in m.message for m in client.messages)
+    assert not marker.exists()  # opening a workspace never runs its code
 
 
 async def test_check_workspace_reports_closed_files(client: LanguageClient) -> None:

@@ -12,9 +12,11 @@ import fnmatch
 import io
 import os
 import tokenize
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+
+from .gitignore import IgnoreRules
 
 # Directories never descended into when they are found by recursion (an explicitly named path is
 # always checked).
@@ -63,8 +65,7 @@ def decode_source(path: Path, data: bytes) -> SourceText:
     except (UnicodeDecodeError, LookupError):
         declared = "UTF-8" if encoding in ("utf-8", "utf-8-sig") else encoding
         return SourceText(path, None, skip_reason=f"not valid {declared} text")
-    if text.startswith("\ufeff"):
-        text = text[1:]
+    text = text.removeprefix("\ufeff")
     return SourceText(path, text, encoding=encoding)
 
 
@@ -118,37 +119,35 @@ def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | No
 
 
 def discover_workspace(folder: Path, exclude: Iterable[str] = ()) -> list[Path]:
-    """Python files of a workspace folder, honouring .gitignore when the folder is in a git work
-    tree (git itself answers, so nested .gitignore files, info/exclude and global excludes all
-    count), then the `exclude` globs relative to the folder."""
+    """Python files of a workspace folder, minus what git ignores when the folder is in a git work
+    tree (nested .gitignore files, info/exclude and the global ignore file, read as data: running git
+    would run programs the repository's own config names), then the `exclude` globs relative to the
+    folder."""
     patterns = tuple(exclude)
-    listed = _git_files(folder)
-    if listed is None:
+    rules = IgnoreRules.for_folder(folder)
+    if rules is None:
         return list(discover([folder], patterns, folder))
+    real = folder.resolve()  # the ignore rules' folders are resolved; symlinks inside are not followed
     files = []
-    for relative in listed:
-        candidate = folder / relative
-        if any(part in DEFAULT_EXCLUDED_DIRS for part in Path(relative).parts):
-            continue
-        if candidate.is_file() and not _excluded(candidate, patterns, folder):
-            files.append(candidate)
-    return sorted(files)
-
-
-def _git_files(folder: Path) -> list[str] | None:
-    """Tracked and untracked-but-not-ignored .py files under `folder`, or None without git."""
-    import subprocess
-
-    try:
-        completed = subprocess.run(
-            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "*.py"],
-            capture_output=True,
-            timeout=60,
-            check=False,
+    for directory, dirnames, filenames in os.walk(folder):
+        base = Path(directory)
+        real_base = real / base.relative_to(folder)
+        rules.enter(real_base)
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in DEFAULT_EXCLUDED_DIRS
+            and not (base / d).is_symlink()
+            and not rules.ignored(real_base / d, is_dir=True)
+            and not _excluded(base / d, patterns, folder)
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if completed.returncode != 0:
-        return None  # not a git work tree
-    names = completed.stdout.decode("utf-8", errors="surrogateescape").split("\0")
-    return sorted({n for n in names if n.endswith(".py")})
+        for name in filenames:
+            candidate = base / name
+            if (
+                name.endswith(".py")
+                and not rules.ignored(real_base / name, is_dir=False)
+                and candidate.is_file()
+                and not _excluded(candidate, patterns, folder)
+            ):
+                files.append(candidate)
+    return sorted(files)
