@@ -9,7 +9,7 @@ before it descends. Each entry below was measured on torch 2.13 (see tests/corpu
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
 
 # Functions that return True while dynamo traces.
 TRUE_WHILE_COMPILING = frozenset(
@@ -35,6 +35,10 @@ FALSE_WHILE_COMPILING = frozenset(
     }
 )
 FALSE_CONSTANT_NAMES = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
+# GraphMend's own checks on shapes and dtypes (rewrite/compile_checks.py), written in front of a
+# tensor test as `check(...) or <test>`: dynamo settles them while tracing, and the fix is made for
+# the inputs where they hold, so the test after them is taken as not traced.
+TRUE_WHEN_FIXED_NAMES = frozenset({"_graphmend_product_keeps"})
 
 QualnameFn = Callable[[ast.AST], "str | None"]
 
@@ -58,6 +62,8 @@ def static_truth(test: ast.expr, qualname: QualnameFn) -> bool | None:
             elif truth is not is_and:  # False in an `and`, True in an `or`, decides it
                 return truth
         return None if unknown else is_and
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in TRUE_WHEN_FIXED_NAMES:
+        return True
     if isinstance(test, ast.Call) and not test.args and not test.keywords:
         name = qualname(test.func)
         if name in TRUE_WHILE_COMPILING:

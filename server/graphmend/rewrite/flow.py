@@ -15,6 +15,21 @@ from .context import FixContext
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
+def enclosing_blocks(ctx: FixContext, function: ast.AST, stmt: ast.stmt) -> Iterable[tuple[ast.AST, list[ast.stmt], int]]:
+    """For `stmt` and each statement around it up to `function`: the statement holding it, the
+    block it sits in and its index there (innermost first)."""
+    current: ast.AST = stmt
+    while current is not function:
+        parent = ctx.parent(current)
+        if parent is None:
+            return
+        for field_name in _BLOCK_FIELDS:
+            block = getattr(parent, field_name, None)
+            if isinstance(block, list) and any(s is current for s in block):
+                yield parent, block, next(i for i, s in enumerate(block) if s is current)
+        current = parent
+
+
 def _bound_names(target: ast.AST) -> Iterable[str]:
     if isinstance(target, ast.Name):
         yield target.id

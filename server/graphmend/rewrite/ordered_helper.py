@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 
 from ..findings import Edit, Span
+from .compile_checks import helper_insertion
 from .context import FixContext
 from .model import DeclineError
 from .ordered_site import Site
@@ -117,14 +118,7 @@ def module_edits(ctx: FixContext, function: Function, text: str) -> list[Edit]:
     site_line = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
     insertions: dict[int, str] = {}
     if not helper_present(ctx):
-        import_edit = ctx.import_edit()
-        if import_edit is not None:
-            line, prefix = import_edit.span.start_line, import_edit.new_text
-        else:
-            line, indent = ctx.torch_bound_at()
-            if indent:
-                raise DeclineError("guarded-torch-import", "torch is imported under a condition here, so the helper cannot be defined at module level")
-            prefix = ""
+        line, prefix = helper_insertion(ctx)
         insertions[line] = prefix + _HELPER_TEXT.format(helper=HELPER, torch=ctx.torch_name()) + "\n"
         if site_line < line:
             raise DeclineError("before-torch-import", "the code is above the module's `import torch`")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..analysis.kinds import Kind
 from .context import FixContext
-from .flow import reaching_definition
+from .flow import enclosing_blocks, reaching_definition
 from .py_types import name_type, self_attribute_type
 
 UNKNOWN = ("unknown",)
@@ -438,18 +438,7 @@ def floating_names(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctio
 def _dominating(ctx: FixContext, function: ast.AST, before: ast.stmt) -> list[ast.stmt]:
     """Statements that run on every path to `before`: its earlier siblings, and those of each
     enclosing statement up to the function."""
-    found: list[ast.stmt] = []
-    current: ast.AST = before
-    while current is not function:
-        parent = ctx.parent(current)
-        if parent is None:
-            break
-        for field_name in ("body", "orelse", "finalbody"):
-            block = getattr(parent, field_name, None)
-            if isinstance(block, list) and any(s is current for s in block):
-                found.extend(block[: next(i for i, s in enumerate(block) if s is current)])
-        current = parent
-    return found
+    return [s for _, block, index in enclosing_blocks(ctx, function, before) for s in block[:index]]
 
 
 def _floating_evidence(ctx: FixContext, statement: ast.stmt, owner: object) -> set[str]:

@@ -17,11 +17,20 @@ the mask is, so the body may multiply by such a view. Each statement of the body
 product assigned back to the tensor it multiplies (optionally cast back with `.to(x.dtype)`), or a
 binding of that tensor's dtype used only there.
 
-What is assumed, so it is unsafe: that the mask broadcasts to the tensor's shape (when it does not,
-the original fails only for masks with a zero, the rewrite for every mask) and, unless the product
-is cast back to the tensor's dtype or the mask is known to be bool (or integer, against a floating
-tensor), that the product keeps the tensor's dtype. Both are said in the title. A floating mask
-that requires grad now gets a gradient for an all-ones mask too (masks seldom require grad).
+Nothing is assumed: the product is exact only when the mask broadcasts into the tensor without
+enlarging it and does not widen its dtype, and a mask that requires grad would now get a gradient
+for an all-ones mask too. Dynamo knows shapes, dtypes and `requires_grad` while tracing, so the
+rewrite keeps the test behind a check on exactly those (`_graphmend_product_keeps`, added once per
+module): where the check holds the test is skipped, with no graph break; where it does not, the
+original test runs as before (and breaks as before):
+
+    if attention_mask is not None and (
+        _graphmend_product_keeps(hidden_states, attention_mask.unsqueeze(1)) or not torch.all(attention_mask == 1)
+    ):
+
+What differs: a view of the mask that cannot be computed at all (an `unsqueeze` past the last
+dimension) now raises for an all-ones mask too, where the original skipped it; and the result is a
+new tensor, not the caller's (the fixer declines when the function changes the tensor in place).
 """
 
 from __future__ import annotations
@@ -32,11 +41,11 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...findings import Finding
+from ..compile_checks import PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
-from ..flow import _parameters, read_after, reaching_definition
+from ..flow import _parameters, enclosing_blocks, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from ..signatures import Signatures, floating_names
 from .where import _tensor_logic
 
 # Methods whose result is all ones wherever their receiver is (views, layout changes, casts).
@@ -48,6 +57,7 @@ ALL_ONES_PRESERVING = frozenset(
     }
 )
 _ONE = (1, 1.0, True)
+LINE_LENGTH = 100  # a longer rewritten test goes on its own lines
 
 
 def _decline(key: str, reason: str) -> DeclineError:
@@ -58,11 +68,12 @@ def _decline(key: str, reason: str) -> DeclineError:
 class _Update:
     target: str
     cast_back: bool  # the product is cast back to the target's own dtype
+    factor: ast.expr  # the mask, or the view of it, that multiplies the target
 
 
 class MaskCheckFixer:
     codes = frozenset({"GM101"})
-    safety = Safety.UNSAFE
+    safety = Safety.SAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
@@ -77,9 +88,13 @@ class MaskCheckFixer:
         products = [u for u in updates if u is not None]
         if not products:
             raise _decline("not-identity", "the branch does not multiply anything by the mask")
-        mask_dtype_known = _mask_keeps_dtype(ctx, function, statement, mask, products)
-        edits = [ctx.rewrite(function, {ctx.cst_node(function, statement, cst.If): _without_test(ctx, function, statement, prefix)})]
-        return Fix(finding, _title(mask, products, mask_dtype_known), Safety.UNSAFE, tuple(edits))
+        for target in dict.fromkeys(p.target for p in products):
+            _check_not_changed_in_place(ctx, function, statement, target)
+        test = _checked_test(ctx, statement, prefix, products)
+        if_node = ctx.cst_node(function, statement, cst.If)
+        assert isinstance(if_node, cst.If)
+        edits = [ctx.rewrite(function, {if_node: if_node.with_changes(test=cst.parse_expression(test))}), *helper_edits(ctx, PRODUCT_KEEPS)]
+        return Fix(finding, _title(mask, products), Safety.SAFE, tuple(edits))
 
 
 def _inside(outer: ast.AST, inner: ast.AST | None) -> bool:
@@ -159,7 +174,7 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Updat
         raise _decline("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     for own, other in ((value.left, value.right), (value.right, value.left)):
         if isinstance(own, ast.Name) and own.id == target and _derived_from(ctx, other, mask):
-            return _Update(target, cast_back)
+            return _Update(target, cast_back, other)
     raise _decline("not-identity", f"`{ctx.code(value)[:50]}` does not multiply `{target}` by the mask `{mask}` or a view of it")
 
 
@@ -233,36 +248,71 @@ def _assigns_between(body: list[ast.stmt], first: ast.stmt, last: ast.stmt, name
     return any(isinstance(t, ast.Name) and t.id == name for s in between if isinstance(s, ast.Assign) for t in s.targets)
 
 
-def _mask_keeps_dtype(ctx: FixContext, function: ast.AST, check: ast.If, mask: str, products: list[_Update]) -> bool:
-    """Every product keeps its tensor's dtype: cast back, or a bool mask (an integer one against a
-    floating tensor)."""
-    if all(p.cast_back for p in products):
-        return True
-    signatures = Signatures(ctx, floating_names(ctx, function, check), at=check)  # type: ignore[arg-type]
-    mask_dtype = signatures.of(ast.Name(id=mask, ctx=ast.Load())).dtype
-    if mask_dtype == ("const", "bool"):
-        return True
-    if mask_dtype[0] == "const" and mask_dtype[1].startswith(("int", "uint")):
-        return all(p.cast_back or signatures.is_floating(signatures.of(ast.Name(id=p.target, ctx=ast.Load())).dtype) for p in products)
+def _reachable_after(ctx: FixContext, function: ast.AST, check: ast.If) -> list[ast.stmt]:
+    """The statements that can run after `check`: those after it in its block and in each
+    enclosing block up to the function, and the whole body of any loop around it."""
+    found: list[ast.stmt] = []
+    for parent, block, index in enclosing_blocks(ctx, function, check):
+        found += block[index + 1 :]
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
+            found += block[: index + 1] + parent.orelse  # the next iteration runs them again
+    return found
+
+
+def _changes_in_place(node: ast.AST, name: str) -> bool:
+    """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+        return isinstance(target, ast.Name) and target.id == name or isinstance(target, ast.Subscript) and _is_name(target.value, name)
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and _is_name(func.value, name) and func.attr.endswith("_") and not func.attr.startswith("_"):
+            return True
+        return any(k.arg == "out" and _is_name(k.value, name) for k in node.keywords)
     return False
 
 
-def _without_test(ctx: FixContext, function: ast.AST, check: ast.If, prefix: list[ast.expr]) -> cst.CSTNode | cst.FlattenSentinel:
-    """The `if` keeping only its Python-level operands, or its body in its place when none."""
-    target = ctx.cst_node(function, check, cst.If)  # type: ignore[arg-type]
-    assert isinstance(target, cst.If)
-    if prefix:
-        return target.with_changes(test=cst.parse_expression(" and ".join(ctx.code(p) for p in prefix)))
-    body = list(target.body.body)  # type: ignore[attr-defined]
-    header = target.body.header.comment if isinstance(target.body, cst.IndentedBlock) else None
-    carried = list(target.leading_lines) + ([cst.EmptyLine(comment=header)] if header is not None else [])
-    body[0] = body[0].with_changes(leading_lines=carried + list(body[0].leading_lines))
-    return cst.FlattenSentinel(body)
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
 
 
-def _title(mask: str, products: list[_Update], dtype_known: bool) -> str:
+def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.If, name: str) -> None:
+    """The product is a new tensor where the original kept the same object for an all-ones mask:
+    an in-place change to `name` after the `if` would no longer reach that object (the caller's
+    tensor, say)."""
+    for statement in _reachable_after(ctx, function, check):
+        for node in ast.walk(statement):
+            if _changes_in_place(node, name):
+                raise _decline(
+                    "in-place",
+                    f"`{name}` is changed in place after the check (`{ctx.code(node).splitlines()[0][:40]}`): the product is a new tensor",
+                )
+
+
+def _checked_test(ctx: FixContext, check: ast.If, prefix: list[ast.expr], products: list[_Update]) -> str:
+    """`prefix and (keeps(x, view) and ... or <the original mask test>)`: the mask test runs only
+    where the shapes and dtypes do not prove the product exact."""
+    checks = list(
+        dict.fromkeys(
+            f"{PRODUCT_KEEPS}({p.target}, {ctx.code(p.factor)}{'' if not p.cast_back else ', same_dtype=False'})" for p in products
+        )
+    )
+    operands = check.test.values if isinstance(check.test, ast.BoolOp) else [check.test]  # type: ignore[attr-defined]
+    mask_test = ctx.code(operands[-1])
+    guarded = f"{' and '.join(checks)} or {mask_test}"  # `and` binds tighter: the checks, or else the test
+    python_part = " and ".join(ctx.code(p) for p in prefix)
+    one_line = f"{python_part} and ({guarded})" if prefix else guarded
+    if check.col_offset + len(f"if {one_line}:") <= LINE_LENGTH:
+        return one_line
+    wrapped = f"(\n    {guarded}\n)"  # libcst indents continuation lines to the `if`
+    return f"{python_part} and {wrapped}" if prefix else wrapped
+
+
+def _title(mask: str, products: list[_Update]) -> str:
     targets = ", ".join(dict.fromkeys(f"`{p.target}`" for p in products))
-    assumed = f"it broadcasts to the shape of {targets}"
-    if not dtype_known:
-        assumed += ", and is an integer or bool mask so the product keeps that dtype"
-    return f"Multiply by `{mask}` every time instead of testing it for all ones (exact for an all-ones mask; assumes {assumed})"
+    return (
+        f"Skip the all-ones test of `{mask}` when compiling: multiply {targets} by it every time (exact for an all-ones mask), "
+        f"where dynamo knows the mask keeps {targets}'s shape and dtype; elsewhere the test runs as before"
+    )

@@ -1,0 +1,75 @@
+"""A rewrite behind a compile-time check keeps the original test for the inputs the check rejects.
+
+The padding-mask fix multiplies by the mask every time only where dynamo knows the product keeps
+the tensor's shape and dtype and the mask needs no gradient; anywhere else the original all-ones
+test runs (and breaks, as before). Each input here fails the check in one way: the outputs, dtypes,
+shapes and gradients must still be the original's, and the inputs that pass must not break.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from graphmend.rewrite.engine import fix_source
+
+from .ground_truth import _unwrap, import_case
+from .observe import run_compiled
+
+SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, mask):
+    if not torch.all(mask == 1):
+        x = x * mask
+    return x + 0
+'''
+
+
+def _versions(tmp_path: Path):  # type: ignore[no-untyped-def]
+    fixed = fix_source(SOURCE, "mask.py")
+    assert fixed.applied and "_graphmend_product_keeps(x, mask)" in fixed.fixed
+    paths = []
+    for name, text in (("original", SOURCE), ("fixed", fixed.fixed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return [_unwrap(import_case(p).f) for p in paths], paths
+
+
+def test_inputs_the_check_accepts_no_longer_break(tmp_path: Path) -> None:
+    (original, fixed), (original_file, fixed_file) = _versions(tmp_path)
+    inputs = [(torch.randn(3, 5), torch.ones(5, dtype=torch.long)), (torch.randn(3, 5), torch.tensor([1, 0, 1, 1, 0]))]
+    before = run_compiled(original, inputs, str(original_file))
+    after = run_compiled(fixed, inputs, str(fixed_file))
+    assert before.break_sites and not after.break_sites
+    for a, b in zip(before.observations, after.observations):
+        assert a.error is None and b.error is None
+        assert a.output.dtype == b.output.dtype and torch.equal(a.output, b.output)
+
+
+def test_inputs_the_check_rejects_keep_the_original_result(tmp_path: Path) -> None:
+    (original, fixed), (original_file, fixed_file) = _versions(tmp_path)
+    rejected = [
+        (torch.randn(3, 5, dtype=torch.half), torch.ones(5)),  # the product would widen half to float
+        (torch.randn(5), torch.ones(3, 5, dtype=torch.long)),  # the product would broadcast to (3, 5)
+        (torch.arange(5), torch.ones(5)),  # an integer tensor times a float mask would become float
+    ]
+    for x, mask in rejected:
+        for run in (original, fixed, torch.compile(fixed, backend="eager")):
+            torch._dynamo.reset()
+            out = run(x, mask)
+            assert out.dtype == x.dtype and out.shape == x.shape and torch.equal(out, x)
+    compiled = run_compiled(fixed, rejected, str(fixed_file))
+    assert compiled.break_sites, "a rejected input should take the original test, which breaks"
+
+
+def test_a_mask_that_requires_grad_gets_none_for_all_ones(tmp_path: Path) -> None:
+    (original, fixed), _ = _versions(tmp_path)
+    for run in (original, fixed):
+        x = torch.randn(3, 5, requires_grad=True)
+        mask = torch.ones(5, requires_grad=True)
+        run(x, mask).sum().backward()
+        assert mask.grad is None and x.grad is not None and torch.equal(x.grad, torch.ones(3, 5))
