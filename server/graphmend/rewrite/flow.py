@@ -183,3 +183,44 @@ def _assigned_anywhere(stmt: ast.AST) -> set[str]:
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in node.names}
     return names
+
+
+def reachable_after(ctx: FixContext, function: ast.AST, check: ast.stmt) -> list[ast.stmt]:
+    """The statements that can run after `check`: those after it in its block and in each
+    enclosing block up to the function, and the whole body of any loop around it."""
+    found: list[ast.stmt] = []
+    for parent, block, index in enclosing_blocks(ctx, function, check):
+        found += block[index + 1 :]
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
+            found += block[: index + 1] + parent.orelse  # the next iteration runs them again
+    return found
+
+
+def _changes_in_place(node: ast.AST, name: str) -> bool:
+    """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+        return isinstance(target, ast.Name) and target.id == name or isinstance(target, ast.Subscript) and _is_name(target.value, name)
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and _is_name(func.value, name) and func.attr.endswith("_") and not func.attr.startswith("_"):
+            return True
+        return any(k.arg == "out" and _is_name(k.value, name) for k in node.keywords)
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, name: str) -> ast.AST | None:
+    """The first in-place change to the tensor `name` that can run after `stmt`, if any. A rewrite
+    that rebinds `name` to a new tensor where the original kept the old object must not let such
+    a change miss the object it changed before (the caller's tensor, say)."""
+    for statement in reachable_after(ctx, function, stmt):
+        for node in ast.walk(statement):
+            if _changes_in_place(node, name):
+                return node
+    return None

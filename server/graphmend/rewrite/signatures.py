@@ -196,6 +196,14 @@ class Signatures:
     def equal(self, a: Sig, b: Sig) -> bool:
         return UNKNOWN not in (a.dtype, a.shape, b.dtype, b.shape) and self._norm(a.dtype) == self._norm(b.dtype) and a.shape == b.shape
 
+    def known_different(self, a: Sig, b: Sig) -> bool:
+        """Two dtypes known to differ (int64 vs float32): no check at run time could make them agree."""
+        first, second = self._norm(a.dtype), self._norm(b.dtype)
+        if first[0] == "const" and second[0] == "const":
+            return first != second
+        integral = [d for d in (first, second) if d[0] == "const" and d[1] not in FLOATS]
+        return bool(integral) and any(self.is_floating(d) for d in (first, second))  # an integer vs a float
+
     def _norm(self, dtype: tuple) -> tuple:
         """Simplify with what is known: float_of(d) and int_arith(d) are d when d is floating."""
         if dtype[0] in ("float_of", "int_arith"):

@@ -28,6 +28,7 @@ class Fixer(Protocol):
 
 
 ALL_FIXERS: tuple[Fixer, ...] = (
+    MaskCheckFixer(),  # before Where: skipping an all-ones test costs less than selecting over it
     WhereFixer(),
     WhileLoopFixer(),
     ScalarFixer(),
@@ -36,7 +37,6 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
     MaskedExpertUpdateFixer(),
     AssertScalarFixer(),  # before the capture_scalar_outputs flag: local, not process-wide
-    MaskCheckFixer(),
     EagerOnlyFixer(),
     EagerCheckFixer(),
     RemoveGraphBreakFixer(),

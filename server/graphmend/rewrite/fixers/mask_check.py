@@ -43,7 +43,7 @@ import libcst as cst
 from ...findings import Finding
 from ..compile_checks import PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
-from ..flow import _parameters, enclosing_blocks, reaching_definition, read_after
+from ..flow import _parameters, changed_in_place_after, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from .where import _tensor_logic
@@ -248,47 +248,13 @@ def _assigns_between(body: list[ast.stmt], first: ast.stmt, last: ast.stmt, name
     return any(isinstance(t, ast.Name) and t.id == name for s in between if isinstance(s, ast.Assign) for t in s.targets)
 
 
-def _reachable_after(ctx: FixContext, function: ast.AST, check: ast.If) -> list[ast.stmt]:
-    """The statements that can run after `check`: those after it in its block and in each
-    enclosing block up to the function, and the whole body of any loop around it."""
-    found: list[ast.stmt] = []
-    for parent, block, index in enclosing_blocks(ctx, function, check):
-        found += block[index + 1 :]
-        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
-            found += block[: index + 1] + parent.orelse  # the next iteration runs them again
-    return found
-
-
-def _changes_in_place(node: ast.AST, name: str) -> bool:
-    """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
-    if isinstance(node, ast.AugAssign):
-        target = node.target
-        return isinstance(target, ast.Name) and target.id == name or isinstance(target, ast.Subscript) and _is_name(target.value, name)
-    if isinstance(node, ast.Assign):
-        return any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets)
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and _is_name(func.value, name) and func.attr.endswith("_") and not func.attr.startswith("_"):
-            return True
-        return any(k.arg == "out" and _is_name(k.value, name) for k in node.keywords)
-    return False
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
 def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.If, name: str) -> None:
     """The product is a new tensor where the original kept the same object for an all-ones mask:
     an in-place change to `name` after the `if` would no longer reach that object (the caller's
     tensor, say)."""
-    for statement in _reachable_after(ctx, function, check):
-        for node in ast.walk(statement):
-            if _changes_in_place(node, name):
-                raise _decline(
-                    "in-place",
-                    f"`{name}` is changed in place after the check (`{ctx.code(node).splitlines()[0][:40]}`): the product is a new tensor",
-                )
+    change = changed_in_place_after(ctx, function, check, name)
+    if change is not None:
+        raise _decline("in-place", f"`{name}` is changed in place after the check (`{ctx.code(change).splitlines()[0][:40]}`): the product is a new tensor")
 
 
 def _checked_test(ctx: FixContext, check: ast.If, prefix: list[ast.expr], products: list[_Update]) -> str:

@@ -27,8 +27,9 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
 from ...findings import Finding, Span
+from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
-from ..flow import defined_before, read_after
+from ..flow import changed_in_place_after, defined_before, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import SCALAR_SHAPE, SINGLE_SHAPE, Signatures, floating_names
@@ -59,6 +60,14 @@ def _reads(statements: list[ast.stmt], name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for s in statements for n in ast.walk(s))
 
 
+CHECKED_TITLE = (
+    "Select with torch.where instead of branching on a tensor, where dynamo knows while tracing that the values "
+    "have one dtype and shape (elsewhere the branch runs as before)"
+)
+ONE_VALUE_TITLE = (
+    "Select with torch.where instead of branching on a tensor, where dynamo knows while tracing that the condition "
+    "is one value (elsewhere the branch runs as before)"
+)
 COND_TITLE = "Select with torch.cond instead of branching on a tensor (only the chosen branch runs)"
 
 
@@ -249,12 +258,19 @@ def _differentiable_names(value: ast.AST) -> set[str]:
 
 
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
+    """Declines with `dtype-shape` when the values' dtypes differ for sure, with `dtype-shape-unproven`
+    when the analysis cannot tell (the caller may then compare them while tracing instead)."""
     sigs = [signatures.of(v) for v in values]
     first = sigs[0]
     for value, sig in zip(values[1:], sigs[1:]):
-        if not signatures.equal(first, sig):
+        if signatures.known_different(first, sig):
             raise _decline(
                 "dtype-shape",
+                f"{role} have different dtypes (`{_describe(ctx, values[0])}` vs `{_describe(ctx, value)}`); torch.where would promote them",
+            )
+        if not signatures.equal(first, sig):
+            raise _decline(
+                "dtype-shape-unproven",
                 f"cannot prove {role} have the same dtype and shape (`{_describe(ctx, values[0])}` vs "
                 f"`{_describe(ctx, value)}`); torch.where would promote or broadcast them",
             )
@@ -465,10 +481,23 @@ class _IfRewrite:
         self.signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         self.uses_cond = False
         self.fresh_names: set[str] = set()
+        # Values whose dtype and shape the analysis cannot prove equal are held in temporaries and
+        # compared while tracing (dynamo knows dtypes and shapes: no break); the `where` runs where
+        # they match, the original `if` everywhere else.
+        self.type_checks: list[str] = []
+        self.checked_values: list[str] = []
+        self.tensor_test: ast.expr | None = None
+        self.unproven: DeclineError | None = None  # the proof that failed, should checking be impossible
+        # A condition not known to be one value is held in a temporary and its size checked while
+        # tracing (`if` on several values raises; `where` would broadcast them).
+        self.condition_name: str | None = None
+        self.condition_line = ""
+        self.condition_error: DeclineError | None = None
 
     def build(self) -> Fix:
         ctx = self.ctx
         prefix, tensor_test = self._split_static_prefix(self.statement.test)
+        self.tensor_test = tensor_test
         branches = self._branches(tensor_test)
         self.tests = [b.test for b in branches if b.test is not None]
         fallthrough = None
@@ -490,6 +519,16 @@ class _IfRewrite:
             code = self._return_code(branches)
         else:
             code = self._assignment_code(branches)
+        if self.type_checks:
+            if self.condition_name is not None:
+                raise self.condition_error or _decline("condition-not-scalar", "the condition is not known to be one value")
+            code = self._checked(code, branches)
+        elif self.condition_name is not None:
+            code = (
+                f"{self.condition_line}\nif {call_text(ONE_VALUE, self.condition_name)}:\n"
+                + textwrap.indent(code, "    ")
+                + self._original_branches(branches)
+            )
         if prefix is not None:
             header = " and ".join(ctx.code(p) for p in prefix)
             code = f"if {header}:\n" + textwrap.indent(code, "    ")
@@ -576,7 +615,7 @@ class _IfRewrite:
             check_pure(ctx, value, f"{role} (computed on every path)")
         _require_same_type(ctx, self.signatures, [early, late], "the returned values")
         _check_not_a_nan_guard(ctx, self.tests, [early, late], "the returned values")
-        condition = _condition_text(ctx, self.tests[0], torch, self.signatures)
+        condition = self._condition(self.tests[0], early_return=True)
         flag = self._fresh("returns_early")
         lines = [f"{flag} = {condition}"]
         early_text = _mask_restricted(ctx, early, torch, flag, True)
@@ -646,11 +685,20 @@ class _IfRewrite:
             else:
                 merged.append(name)
         for name in merged:
+            change = changed_in_place_after(ctx, self.function, self.statement, name)
+            if change is not None:
+                raise _decline(
+                    "in-place",
+                    f"`{name}` is changed in place after the `if` (`{ctx.code(change).splitlines()[0][:40]}`): "
+                    "torch.where makes a new tensor where the original may have kept the old one",
+                )
             if any(name not in b.values for b in branches) and not defined_before(ctx, self.statement, name):
                 raise _decline("undefined-on-a-path", f"`{name}` is assigned on some paths only and is not defined before the `if`")
         if not merged:
             raise _decline("nothing-to-select", "the branches assign nothing that is used afterwards")
         selections = [self._select([b.values.get(name) for b in branches], f"the values of `{name}`", name, branches) for name in merged]
+        if self.unproven is not None and lines:
+            raise self.unproven  # values computed ahead in temporaries: the original `if` could not follow them
         if len(merged) == 1:
             lines.append(f"{merged[0]} = {selections[0]}")
         else:  # evaluate every selection before assigning any (a value may read another target)
@@ -661,7 +709,7 @@ class _IfRewrite:
         """A branch's value computed on every path: pure, with the functions undefined on part of
         their domain masked on the paths that do not select the branch."""
         check_pure(self.ctx, value, role)
-        conditions = [_condition_text(self.ctx, t, self.torch, self.signatures) for t in self.tests]
+        conditions = [self._condition(t) for t in self.tests]
         renames = branches[position].value_renames.get(name, branches[position].renames) if name else branches[position].renames
         if len(conditions) > 1:
             if _restricted_calls(self.ctx, value):
@@ -710,9 +758,109 @@ class _IfRewrite:
         signature_values = list(concrete)
         if default_name is not None and len(concrete) < len(values):
             signature_values.append(ast.Name(id=default_name, ctx=ast.Load()))
-        _require_same_type(ctx, self.signatures, signature_values, role)
+        unproven: DeclineError | None = None
+        try:
+            _require_same_type(ctx, self.signatures, signature_values, role)
+        except DeclineError as error:
+            if error.key != "dtype-shape-unproven":
+                raise
+            carried = branches is not None and default_name is not None and any(
+                default_name in b.texts or b.value_renames.get(default_name) or b.renames for b in branches
+            )
+            if carried or any(_costly(ctx, v) for v in concrete):
+                raise  # temporaries carried across statements, or torch.cond: not checked while tracing
+            unproven = error
         _check_not_a_nan_guard(ctx, self.tests, signature_values, role)
-        conditions = [_condition_text(ctx, t, self.torch, self.signatures) for t in self.tests]
+        conditions = [self._condition(t) for t in self.tests]
+        if unproven is not None:
+            self.unproven = self.unproven or unproven
+            return self._checked_select(values, conditions, default_name)
+        return self._select_proven(values, conditions, default_name, branches)
+
+    def _checked_select(self, values: list[ast.expr | None], conditions: list[str], default_name: str | None) -> str:
+        """The `where` over temporaries holding the branches' values, with the comparison of their
+        dtypes, shapes and devices added to `type_checks` (see `_checked`)."""
+        ctx, torch = self.ctx, self.torch
+        names: list[str] = []
+        for position, value in enumerate(values):
+            if value is None:
+                if default_name is None:
+                    raise _decline("dtype-shape", "a branch has no value to compare")
+                names.append(default_name)
+                continue
+            if len(conditions) == 1:
+                text = _mask_restricted(ctx, value, torch, conditions[0], position == 0)
+            else:
+                if _restricted_calls(ctx, value):
+                    raise _decline("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
+                text = _mask_restricted(ctx, value, torch, None, True)
+            if isinstance(value, ast.Name) and text == value.id:
+                names.append(text)  # already a name: nothing to hold
+                continue
+            temporary = self._fresh(f"{default_name or 'value'}_{'if_true' if position == 0 else f'branch_{position + 1}' if position < len(conditions) else 'otherwise'}")
+            self.checked_values.append(f"{temporary} = {text}")
+            names.append(temporary)
+        self.type_checks.append(call_text(SAME_TYPE, *dict.fromkeys(names)))
+        result = names[-1]
+        for condition, name in reversed(list(zip(conditions, names[:-1]))):
+            result = where_call(torch, condition, name, result)
+        return result
+
+    def _checked(self, code: str, branches: list[_Branch]) -> str:
+        """`code` behind the dtype/shape comparison, the original `if` (its tensor part) otherwise:
+
+            if _graphmend_same_type(x_if_true, x):
+                x = torch.where(c, x_if_true, x)
+            elif c:
+                x = x * m
+        """
+        check = " and ".join(dict.fromkeys(self.type_checks))
+        held = "".join(f"{line}\n" for line in self.checked_values)
+        return f"{held}if {check}:\n" + textwrap.indent(code, "    ") + self._original_branches(branches)
+
+    def _original_branches(self, branches: list[_Branch]) -> str:
+        """The original branches as `elif`/`else` clauses (the tensor part of the first test)."""
+        parts = []
+        for number, branch in enumerate(branches):
+            body = [s for s in branch.body if not isinstance(s, ast.Pass)]
+            if branch.test is None:
+                if body:
+                    parts.append("else:\n" + textwrap.indent(self._block_text(body), "    "))
+                continue
+            test = branch.test if number else self.tensor_test
+            assert test is not None
+            parts.append(f"elif {self._test_text(test)}:\n" + textwrap.indent(self._block_text(branch.body), "    "))
+        return "".join(parts)
+
+    def _condition(self, test: ast.expr, early_return: bool = False) -> str:
+        """The condition as a 0-d boolean tensor; when the first test is a tensor not known to be one
+        value, the temporary holding it (reshaped to 0-d; its size is checked while tracing)."""
+        if self.condition_name is not None and test is self.tests[0]:
+            return f"{self.condition_name}.reshape(())"
+        try:
+            return _condition_text(self.ctx, test, self.torch, self.signatures)
+        except DeclineError as error:
+            ctx = self.ctx
+            single_test = len(self.tests) == 1 and test is self.tests[0] and not early_return
+            if error.key != "condition-not-scalar" or not single_test or ctx.kind(test) not in TENSOR_KINDS:
+                raise
+            self.condition_error = error
+            signature = self.signatures.of(test)
+            boolean = ctx.kind(test) in BOOL_KINDS or signature.dtype == ("const", "bool")
+            self.condition_name = self._fresh("condition")
+            self.condition_line = f"{self.condition_name} = {ctx.argument(test) if boolean else f'{ctx.atom(test)} != 0'}"
+            return f"{self.condition_name}.reshape(())"
+
+    def _test_text(self, test: ast.expr) -> str:
+        """A test's source; the tensor part split from a Python prefix is rebuilt from its operands."""
+        if hasattr(test, "lineno"):
+            return self.ctx.code(test)
+        assert isinstance(test, ast.BoolOp)
+        return " and ".join(f"({self.ctx.code(v)})" for v in test.values)
+
+    def _select_proven(self, values: list[ast.expr | None], conditions: list[str], default_name: str | None, branches: list[_Branch] | None) -> str:
+        ctx = self.ctx
+        concrete = [v for v in values if v is not None]
 
         def held(position: int) -> str | None:
             """The temporary already holding this branch's value, if any."""
@@ -781,6 +929,12 @@ class _IfRewrite:
         replacements[target] = cst.FlattenSentinel(new_statements)
         edits = [ctx.rewrite(self.function, replacements)]
         title = COND_TITLE if self.uses_cond else WhereFixer.title
+        if self.type_checks:
+            edits += helper_edits(ctx, SAME_TYPE)
+            title = CHECKED_TITLE
+        if self.condition_name is not None:
+            edits += helper_edits(ctx, ONE_VALUE)
+            title = ONE_VALUE_TITLE
         return _with_import(ctx, self.finding, edits, title)
 
 
