@@ -114,3 +114,54 @@ async def test_mend_workspace_can_be_cancelled(client: LanguageClient) -> None:
     result = await asyncio.wait_for(command, 120)
     assert result["cancelled"] is True and result["files"] < 120
     assert client.progress_reports[token][-1].kind == "end" and "cancelled" in client.progress_reports[token][-1].message
+
+
+def _replies(stdout: bytes) -> list[dict]:
+    """The JSON bodies of the framed messages a server wrote."""
+    bodies = stdout.decode("utf-8").split("\r\n\r\n")[1:]  # each after its headers
+    return [json.loads(body.split("Content-Length")[0]) for body in bodies]
+
+
+def _decoded(protocol: object, message: dict) -> object:
+    return json.loads(json.dumps(message), object_hook=protocol.structure_message)  # type: ignore[attr-defined]
+
+
+async def test_notifications_leave_no_state_behind() -> None:
+    """pygls keeps a future per notification under an id nobody pops: memory grew with every
+    keystroke for the life of the session. Measured on a server instance of its own."""
+    from graphmend.lsp.server import GraphMendServer
+
+    instance = GraphMendServer()
+    protocol = instance.protocol
+    protocol._send_data = lambda data: None  # type: ignore[method-assign]
+    protocol.handle_message(_decoded(protocol, _initialize(Path("/tmp"))))
+    uri = "file:///tmp/graphmend-leak-check.py"
+    opened = {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "import torch\n"}}
+    protocol.handle_message(_decoded(protocol, {"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": opened}))
+    for version in range(2, 302):
+        change = {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": f"x = {version}\n"}]}
+        protocol.handle_message(_decoded(protocol, {"jsonrpc": "2.0", "method": "textDocument/didChange", "params": change}))
+        await asyncio.sleep(0)
+    await asyncio.sleep(0.2)
+    assert instance.workspace.get_text_document(uri).source == "x = 301\n"
+    assert len(protocol._request_futures) == 0
+
+
+def test_invalid_requests_get_an_error_reply_and_stray_changes_no_popup(tmp_path: Path) -> None:
+    change = {"textDocument": {"uri": (tmp_path / "never_opened.py").as_uri(), "version": 2}, "contentChanges": [{"text": "x"}]}
+    bad_range = {"start": {"line": -1, "character": 0}, "end": {"line": 2**40, "character": 0}}
+    action = {"textDocument": {"uri": (tmp_path / "a.py").as_uri()}, "range": bad_range, "context": {"diagnostics": []}}
+    messages = [
+        _frame(_initialize(tmp_path)),
+        _frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+        _frame({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": change}),
+        _frame({"jsonrpc": "2.0", "id": 2, "method": "textDocument/codeAction", "params": action}),
+        _frame({"jsonrpc": "2.0", "id": 3, "method": "shutdown"}),
+        _frame({"jsonrpc": "2.0", "method": "exit"}),
+    ]
+    completed = subprocess.run([sys.executable, "-m", "graphmend", "lsp"], input=b"".join(messages), capture_output=True, timeout=60)
+    replies = _replies(completed.stdout)
+    by_id = {r.get("id"): r for r in replies if "id" in r}
+    assert by_id[2]["error"]["code"] == -32602  # InvalidParams, with the request's id
+    assert "result" in by_id[3]  # and the server goes on
+    assert not [r for r in replies if r.get("method") == "window/showMessage"], replies

@@ -37,6 +37,7 @@ from .confirm import CONFIRM, ConfirmRun, RuntimeStore, code_lenses, decorate, r
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
 from .documents import Analysis, ConfigCache, DocumentStore, display_name, editor_config, path_of
+from .protocol import GraphMendProtocol
 from .settings import Settings, parse_settings
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,9 @@ class _Text:
 
 class GraphMendServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=GraphMendProtocol
+        )
         self.settings = Settings()
         self.store = DocumentStore()
         self.configs = ConfigCache()
