@@ -9,7 +9,6 @@ import argparse
 import os
 import sys
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -25,8 +24,9 @@ from .output import write_github, write_json, write_statistics, write_text
 from .rewrite.context import FixContext
 from .rewrite.engine import plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
-from .rewrite.model import Fix
 from .rewrite.fixers import fixers_for
+from .rewrite.model import Fix
+from .workers import worker_pool
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -65,7 +65,7 @@ def _check_file_job(job: tuple[Path, Config]) -> FileResult:
 def check_files(paths: list[Path], config: Config, jobs: int) -> list[FileResult]:
     if jobs <= 1 or len(paths) < 4:
         return [check_file(path, config) for path in paths]
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with worker_pool(jobs) as pool:
         chunk = max(1, len(paths) // (jobs * 8))
         return list(pool.map(_check_file_job, [(p, config) for p in paths], chunksize=chunk))
 
@@ -229,7 +229,7 @@ def run_fix(args: argparse.Namespace) -> int:
     codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
     jobs = [(path, config, args.unsafe_fixes, codes, not args.diff) for path in paths]
     if args.jobs > 1 and len(paths) >= 4:
-        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        with worker_pool(args.jobs) as pool:
             outcomes = list(pool.map(_fix_job, jobs, chunksize=max(1, len(paths) // (args.jobs * 8))))
     else:
         outcomes = [_fix_job(job) for job in jobs]

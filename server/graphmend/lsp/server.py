@@ -23,20 +23,41 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..config import Config
-from . import workspace as workspace_ops
 from ..analysis import analyze
 from ..analysis.source import SourceFile
+from ..config import Config
 from ..files import read_source
 from ..findings import Finding
 from ..runtime.compare import compare, files_to_compare
 from ..runtime.runner import ConfirmError, RunOptions, kill_all, run_sample
-from ..runtime.samples import Sample, SampleError, configured_samples, find_sample, samples_for_file
+from ..runtime.samples import (
+    Sample,
+    SampleError,
+    configured_samples,
+    find_sample,
+    samples_for_file,
+)
+from ..workers import worker_pool
+from . import workspace as workspace_ops
 from .actions import EXPLAIN_DECLINE, FIX_ALL_KIND, code_actions, fix_all_action
-from .confirm import CONFIRM, ConfirmRun, RuntimeStore, code_lenses, decorate, run_summary
+from .confirm import (
+    CONFIRM,
+    ConfirmRun,
+    RuntimeStore,
+    code_lenses,
+    decorate,
+    run_summary,
+)
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
-from .documents import Analysis, ConfigCache, DocumentStore, display_name, editor_config, path_of
+from .documents import (
+    Analysis,
+    ConfigCache,
+    DocumentStore,
+    display_name,
+    editor_config,
+    path_of,
+)
 from .protocol import GraphMendProtocol
 from .settings import Settings, parse_settings
 
@@ -77,7 +98,7 @@ class GraphMendServer(LanguageServer):
         would hold the GIL against the analyses of the user's next keystrokes; its caches stay
         warm between calls."""
         if self._jedi_pool is None:
-            self._jedi_pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            self._jedi_pool = worker_pool(1, multiprocessing.get_context("spawn"))
         return self._jedi_pool
 
     # -- capabilities -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -24,6 +24,7 @@ from ..config import Config
 from ..files import discover_workspace, read_source
 from ..rewrite import fix_source
 from ..rewrite.context import line_ending, text_edits
+from ..workers import worker_pool
 from .convert import to_diagnostic, to_text_edits
 
 
@@ -138,7 +139,7 @@ def run_jobs(function: Callable, jobs: list, workers: int, cancelled: Callable[[
             progress(number, total)
         return results, False
     context = multiprocessing.get_context("spawn")  # the server runs threads: never fork it
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+    with worker_pool(workers, context) as pool:
         pending: set[Future] = {pool.submit(function, job) for job in jobs}
         while pending:
             done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
