@@ -44,6 +44,7 @@ def g(x):
 @pytest_lsp.fixture(config=SERVER, params=PROFILES)
 async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp_path: Path):
     lsp_client.applied_edits = []
+    lsp_client.refuse_edits = None  # a reason: the editor refuses every workspace edit with it
     lsp_client.profile = request.param
     lsp_client.workspace_path = tmp_path
 
@@ -55,6 +56,8 @@ async def client(lsp_client: LanguageClient, request: pytest.FixtureRequest, tmp
 
     @lsp_client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if lsp_client.refuse_edits is not None:
+            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=lsp_client.refuse_edits)
         lsp_client.applied_edits.append(params)
         return types.ApplyWorkspaceEditResult(applied=True)
 
@@ -280,6 +283,16 @@ async def test_mend_workspace_fixes_open_and_closed_files_through_one_edit(clien
         assert "fixed 2 graph breaks in 2 files" in reports[-1].message
     assert any("GraphMend: fixed 2 graph breaks" in m.message for m in client.messages)
     assert not marker.exists()  # opening a workspace never runs its code
+
+
+async def test_a_refused_mend_says_nothing_was_changed(client: LanguageClient) -> None:
+    _write(client, "model.py", MODEL)
+    client.refuse_edits = "the file is read-only"
+    result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.mendWorkspace", arguments=[]))
+    assert result["applied"] is False and result["fixed"] == 0 and result["changed"] == 0
+    shown = await wait_until(lambda: [m.message for m in client.messages if "mend" in m.message])
+    assert "did not apply the mend (the file is read-only); no file was changed" in shown[-1]
+    assert "GraphMend: fixed" not in shown[-1]
 
 
 async def test_check_workspace_reports_closed_files(client: LanguageClient) -> None:

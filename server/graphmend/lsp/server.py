@@ -556,10 +556,10 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
             response = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="GraphMend: mend workspace"))
             applied = bool(response.applied)
             if not applied:
-                summary.skipped.append(f"the editor did not apply the edit ({response.failure_reason or 'no reason given'})")
+                summary.refused = response.failure_reason or "no reason given"
         except Exception as exc:  # noqa: BLE001 - report, do not crash
             applied = False
-            summary.skipped.append(f"the editor did not apply the edit ({exc})")
+            summary.refused = str(exc) or type(exc).__name__
     message = summary.message()
     progress.end(message)
     ls.show(message, types.MessageType.Info if applied else types.MessageType.Warning)

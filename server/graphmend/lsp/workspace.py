@@ -55,6 +55,7 @@ class MendSummary:
     declined: Counter = field(default_factory=Counter)
     skipped: list[str] = field(default_factory=list)
     cancelled: bool = False
+    refused: str | None = None  # why the editor did not apply the edit, when it did not
 
     def add(self, result: "FileFixResult") -> None:
         """Count a file's outcome (what was fixed is counted once its edit is sent)."""
@@ -66,15 +67,25 @@ class MendSummary:
         self.declined.update(result.declined)
 
     def message(self) -> str:
+        """What happened, in one line. Skipped files are counted here and named, with their
+        reasons, in the log: a file can be skipped for being unreadable, too large, or edited while
+        the workspace was being mended."""
+        plural = "s" if self.fixed != 1 else ""
+        if self.refused is not None:
+            text = (
+                f"GraphMend: the editor did not apply the mend ({self.refused}); no file was changed "
+                f"({self.fixed} graph break{plural} in {self.changed} file{'s' if self.changed != 1 else ''} were ready)"
+            )
+        else:
+            text = (
+                f"GraphMend: fixed {self.fixed} graph break{plural} in {self.changed} "
+                f"file{'s' if self.changed != 1 else ''} ({self.files} checked); {self.left} left"
+            )
         reasons = ", ".join(f"{key} {count}" for key, count in self.declined.most_common(6))
-        text = (
-            f"GraphMend: fixed {self.fixed} graph break{'s' if self.fixed != 1 else ''} in {self.changed} "
-            f"file{'s' if self.changed != 1 else ''} ({self.files} checked); {self.left} left"
-        )
         if reasons:
             text += f" (declined: {reasons})"
         if self.skipped:
-            text += f"; skipped {len(self.skipped)} file{'s' if len(self.skipped) != 1 else ''} (not UTF-8 text or too large)"
+            text += f"; skipped {len(self.skipped)} file{'s' if len(self.skipped) != 1 else ''} (the log says why)"
         return text + (" - cancelled before the end." if self.cancelled else ".")
 
 
