@@ -274,3 +274,39 @@ def test_unknown_values_never_warn_on_their_own() -> None:
         return x + len(args)
     """
     assert codes(source) == []
+
+
+DEEP = f'''import torch
+
+
+@torch.compile
+def f(x):
+    print(x)
+    y = {" + ".join(["x"] * 600)}
+    z = y{".t()" * 900}
+    if x.sum() > 0:
+        y = y + 1
+    return y
+'''
+
+
+def test_a_statement_too_deep_to_walk_costs_only_itself() -> None:
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)  # the interpreter's default, whatever the process set
+    try:
+        found = sorted((f.code, f.span.start_line) for f in analyze(DEEP, "deep.py"))
+    finally:
+        sys.setrecursionlimit(limit)
+    assert found == [("GM001", 7), ("GM001", 8), ("GM101", 9), ("GM301", 6)]
+
+
+def test_the_command_line_walks_long_expressions_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    path = tmp_path / "deep.py"
+    path.write_text(DEEP, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "graphmend", "check", str(path)], capture_output=True, text=True, timeout=120)
+    assert "GM101" in done.stdout and "GM301" in done.stdout and "GM001" not in done.stdout, done.stdout + done.stderr

@@ -305,7 +305,14 @@ def run_rules(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
+# The analysis walks syntax trees recursively: a sum of 600 terms is 600 nested nodes, several
+# Python frames each. Python 3.11 runs Python-to-Python calls without growing the C stack, so a
+# higher limit is safe here; past it, only the statement too deep is skipped (see walker.walk_body).
+RECURSION_LIMIT = 10_000
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "check":

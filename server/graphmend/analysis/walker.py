@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable
 from ..findings import Finding, Related, Severity
 from . import torch_api
 from .kinds import TENSOR_KINDS, Kind, join
-from .rules import Effect, Rule
+from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
 from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, unpack_kind
 
@@ -528,12 +528,34 @@ class FunctionWalker(Evaluator):
         """Walk a block; True when it always ends in return/raise/break/continue."""
         for stmt in body:
             handler = _STATEMENTS.get(type(stmt))
-            if handler is None:
-                self._generic_statement(stmt)
-                continue
-            if handler(self, stmt):
-                return True
+            dead, amplifiers = self.dead, len(self.amplifiers)
+            try:
+                if handler is None:
+                    self._generic_statement(stmt)
+                    continue
+                if handler(self, stmt):
+                    return True
+            except RecursionError:
+                # One statement nested past the interpreter's recursion limit (a sum of 600 terms, a
+                # chain of 900 calls) costs only itself: the function's other findings stand.
+                self.dead = dead
+                del self.amplifiers[amplifiers:]
+                self._too_deep(stmt)
         return False
+
+    def _too_deep(self, stmt: ast.stmt) -> None:
+        self.module.add(
+            Finding(
+                code=INTERNAL_ERROR_CODE,
+                span=self.module.source.header_span(stmt),
+                message=(
+                    f"This statement of `{self.function_name}` is nested too deeply for GraphMend to analyse; "
+                    "the rest of the function was analysed."
+                ),
+                severity=Severity.INFO,
+                function=self.function_name,
+            )
+        )
 
     def _statement_rules(self, stmt: ast.stmt) -> None:
         if not self.dead:
