@@ -261,6 +261,14 @@ async def test_mend_workspace_fixes_open_and_closed_files_through_one_edit(clien
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"graphmend": {"exclude": ["vendor/**"]}}))
     await asyncio.sleep(0.2)
     result = await client.workspace_execute_command_async(types.ExecuteCommandParams(command="graphmend.mendWorkspace", arguments=[]))
+    versioned = bool(client.capabilities.workspace and client.capabilities.workspace.workspace_edit and client.capabilities.workspace.workspace_edit.document_changes)
+    if not versioned:
+        # an open buffer is left to its own fix-all: an unversioned edit could land on newer text
+        assert result["applied"] is True and result["changed"] == 1 and result["fixed"] == 1
+        assert any("opened.py" in s and "versioned edits" in s for s in result["skipped"])
+        (params,) = client.applied_edits
+        assert list(params.edit.changes) == [closed.as_uri()]  # type: ignore[arg-type]
+        return
     assert result["applied"] is True and result["changed"] == 2 and result["fixed"] == 2
     # per file: g's `.item()` stays (x's dtype is unknown), the print has only an unsafe fix
     assert result["declined"] == {"dtype-unknown": 2, "starred-argument": 2} and result["left"] == 4

@@ -539,6 +539,12 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
         if result.fixed is None or result.fixed == result.original:
             continue
         opened = open_texts.get(result.path)
+        if opened is not None and not ls.document_changes_support:
+            # Without versioned edits (documentChanges) the editor cannot refuse an edit computed
+            # for an older version: a keystroke between this check and the apply would corrupt the
+            # buffer. The file's own fix-all applies to the text the editor has.
+            summary.skipped.append(f"{result.path}: open in an editor that cannot apply versioned edits (use fix-all in it)")
+            continue
         now = ls._text(opened.uri) if opened is not None else None
         if opened is not None and (now is None or now.version != opened.version):
             summary.skipped.append(f"{result.path}: edited while the workspace was being mended")
