@@ -69,6 +69,16 @@ def hangs():
     time.sleep(600)
 
 
+def escapes():
+    """Starts a process in a session of its own (out of the worker's process group), then hangs."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    Path("escaped.txt").write_text(str(child.pid))
+    time.sleep(600)
+
+
 def wrong_shape():
     return compute
 '''

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,24 @@ def test_a_run_past_the_timeout_is_stopped_with_its_process(project: Path) -> No
     pid = int((project / "pid.txt").read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+def test_a_process_that_left_the_session_is_stopped_too(project: Path) -> None:
+    completed = explain(project, "failing.py:compute", "--sample", "failing.py:escapes", "--timeout", "15")
+    assert completed.returncode == 2 and "was stopped" in completed.stderr
+    escaped = int((project / "escaped.txt").read_text())
+    deadline = time.monotonic() + 10
+    while _running(escaped) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(escaped), "the process that left the worker's session is still running"
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_user_modules_named_like_graphmend_internals_are_the_users(tmp_path: Path) -> None:

@@ -154,7 +154,39 @@ def kill_all() -> None:
                 process.kill()
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (read from /proc; empty where there is none). A sample's code can
+    start processes in sessions of their own, out of reach of the worker's process group; the
+    worker adopts their orphans (it is a child subreaper, see worker.py), so they stay below it."""
+    parents: dict[int, list[int]] = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        parents.setdefault(parent, []).append(int(entry))
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        children = parents.get(frontier.pop(), [])
+        found += children
+        frontier += children
+    return found
+
+
 def _kill(process: subprocess.Popen) -> None:
+    for pid in descendants(process.pid):  # those that left the worker's session too
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -400,7 +400,22 @@ def _matches(fn: Any, target: Any) -> bool:
     return getattr(fn, "__wrapped__", None) is target
 
 
+def _adopt_orphans() -> None:
+    """Become a child subreaper (Linux): a process the sample starts and abandons is re-parented
+    here instead of to init, so the runner still finds it below this worker and can stop it."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+
+    PR_SET_CHILD_SUBREAPER = 36
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass  # without it, only the processes still below their parents are found
+
+
 def main(argv: list[str] | None = None) -> int:
+    _adopt_orphans()
     parser = argparse.ArgumentParser(description="Record TorchDynamo graph breaks for one call, as JSON.")
     parser.add_argument("--sample", required=True, help="path.py:factory returning (callable, args, kwargs)")
     parser.add_argument("--target", help="path.py:Name the sample is for (checked against what the factory returns)")
