@@ -6,7 +6,10 @@
    transformers modeling files closest to 3,000 lines when transformers is installed, else a
    synthetic file built from examples/tiny_transformer.py. `ast.parse` alone is shown beside it,
    because it is the floor no analyser on `ast` can go below.
-2. Throughput over every modeling_*.py of the installed transformers: files/s in one process, and
+2. Pathological shapes a user can type (issue 18): an `if` whose test has N tensor operands
+   (one finding each), a sum of N terms. Analysis and planning every fix (what quick fixes and
+   `check`'s fixable marks need) should grow linearly with N.
+3. Throughput over every modeling_*.py of the installed transformers: files/s in one process, and
    the wall time of `graphmend check --jobs 2` over the whole models/ tree.
 """
 
@@ -26,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
 from graphmend import analyze  # noqa: E402
+from graphmend.rewrite.engine import plan_fixes  # noqa: E402
 
 
 def transformers_models() -> Path | None:
@@ -91,6 +95,23 @@ def main() -> int:
         print(f"  {name:50s} {n_lines:5d} lines  analyze {total:6.1f} ms  (ast.parse alone {parse:5.1f} ms)  {findings:3d} findings")
     print(f"  median per 3,000 lines: {statistics.median(per_3000):.1f} ms (target <= 30 ms), "
           f"of which {statistics.median(above):.1f} ms on top of ast.parse")
+
+    print("\n== pathological shapes: analysis and planning every fix (one run each)")
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))  # as the CLI and the server do
+    for size in (500, 1000, 2000):
+        shapes = {
+            "if with N tensor operands": " and ".join(f"x.sum() > {i}" for i in range(size)),
+            "sum of N terms": " + ".join(["x"] * size) + " > 0",
+        }
+        for label, test in shapes.items():
+            source = f"import torch\n\n\n@torch.compile\ndef f(x):\n    if {test}:\n        x = x + 1\n    return x\n"
+            started = time.perf_counter()
+            found = len(analyze(source, "shape.py"))
+            analysed = time.perf_counter() - started
+            started = time.perf_counter()
+            plan_fixes(source, "shape.py")
+            planned = time.perf_counter() - started
+            print(f"  {label:28s} N={size:5d}  analyze {analysed * 1000:7.1f} ms  plan every fix {planned * 1000:8.1f} ms  {found} findings")
 
     if models is None:
         print("\n(transformers is not installed: `make bench` installs it for the throughput numbers)")

@@ -65,6 +65,10 @@ class FixContext:
         self._indexed: set[int] = set()  # positions in tree.body already indexed
         self._starts: list[int] | None = None
         self._functions: dict[int, _ParsedFunction] = {}
+        self._by_span: dict[int, dict[Span, list[ast.AST]]] = {}
+        # A fixer's outcome for one statement, when every finding in it gets the same rewrite (an
+        # `if` whose test has 2,000 tensor operands is planned once, not once per operand).
+        self.statement_plans: dict[tuple, object] = {}
 
     # -- the ast side ---------------------------------------------------------------------------
     def _index_top_level(self, line: int | None) -> None:
@@ -113,6 +117,13 @@ class FixContext:
             yield current
             current = self.parent(current)
 
+    def contains(self, outer: ast.AST, inner: ast.AST | None) -> bool:
+        """`inner` is `outer` or below it: walks up from `inner` (a few parents) instead of down
+        through `outer` (a test of 2,000 operands, once per finding in it, was quadratic)."""
+        if inner is None:
+            return False
+        return inner is outer or any(a is outer for a in self.ancestors(inner))
+
     def kind(self, node: ast.AST) -> Kind:
         return self.kinds.get(id(node), Kind.UNKNOWN)
 
@@ -123,10 +134,12 @@ class FixContext:
         """The node of `types` whose span is exactly the finding's span."""
         target = finding.span
         self._index_top_level(target.start_line)
-        for node in self._by_line.get(target.start_line, ()):
-            if isinstance(node, types) and self.span(node) == target:
-                return node
-        return None
+        by_span = self._by_span.get(target.start_line)
+        if by_span is None:  # spans of the line's nodes, computed once (a line may hold thousands)
+            by_span = self._by_span[target.start_line] = {}
+            for node in self._by_line.get(target.start_line, ()):
+                by_span.setdefault(self.span(node), []).append(node)
+        return next((node for node in by_span.get(target, ()) if isinstance(node, types)), None)
 
     def function_lines(self, finding: Finding) -> tuple[int, int] | None:
         """First and last line (decorators included) of the function the finding is in."""

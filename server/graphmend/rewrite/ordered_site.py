@@ -58,7 +58,15 @@ class Site:
 
 def local_names(ctx: FixContext, function: Function) -> set[str]:
     """Names bound in the function (and in functions enclosing it): values a module-level
-    function cannot see and must be passed."""
+    function cannot see and must be passed. Computed once per function and context."""
+    key = ("local_names", id(function))
+    cached = ctx.statement_plans.get(key)
+    if cached is None:
+        cached = ctx.statement_plans[key] = frozenset(_local_names(ctx, function))
+    return set(cached)  # type: ignore[arg-type]
+
+
+def _local_names(ctx: FixContext, function: Function) -> set[str]:
     names: set[str] = set()
     for scope in [function, *(a for a in ctx.ancestors(function) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
         args = scope.args

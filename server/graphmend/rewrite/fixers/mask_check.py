@@ -79,7 +79,7 @@ class MaskCheckFixer:
         node = ctx.node_for(finding)
         statement = ctx.statement_of(node) if node is not None else None
         function = ctx.function_of(statement) if statement is not None else None
-        if not isinstance(statement, ast.If) or function is None or not _inside(statement.test, node):
+        if not isinstance(statement, ast.If) or function is None or not ctx.contains(statement.test, node):
             raise _decline("not-a-mask-check", "the tensor is not tested by an `if`")
         prefix, mask = _split(ctx, statement.test)
         if statement.orelse:
@@ -95,10 +95,6 @@ class MaskCheckFixer:
         assert isinstance(if_node, cst.If)
         edits = [ctx.rewrite(function, {if_node: if_node.with_changes(test=cst.parse_expression(test))}), *helper_edits(ctx, PRODUCT_KEEPS)]
         return Fix(finding, _title(mask, products), Safety.SAFE, tuple(edits))
-
-
-def _inside(outer: ast.AST, inner: ast.AST | None) -> bool:
-    return inner is not None and any(n is inner for n in ast.walk(outer))
 
 
 def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:

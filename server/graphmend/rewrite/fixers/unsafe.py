@@ -94,7 +94,7 @@ class EagerCheckFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.expr,))
         statement = next((a for a in ctx.ancestors(node) if isinstance(a, (ast.If, ast.stmt))), None) if node is not None else None
-        if not isinstance(statement, ast.If) or not any(n is node for n in ast.walk(statement.test)):
+        if not isinstance(statement, ast.If) or not ctx.contains(statement.test, node):
             raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
         test = statement.test  # all of it is guarded: `P and T` keeps P's short-circuit
         if statement.orelse:

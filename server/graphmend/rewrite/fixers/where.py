@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
@@ -92,11 +92,22 @@ class WhereFixer:
         statement = _enclosing_if(ctx, node)
         if statement is None:
             raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
-        return _IfRewrite(finding, ctx, function, statement).build()
+        key = ("where", id(statement))
+        planned = ctx.statement_plans.get(key)
+        if planned is None:
+            try:
+                planned = _IfRewrite(finding, ctx, function, statement).build()
+            except DeclineError as error:
+                planned = error
+            ctx.statement_plans[key] = planned
+        if isinstance(planned, DeclineError):
+            raise planned
+        assert isinstance(planned, Fix)
+        return replace(planned, finding=finding)  # the same rewrite of the same `if`
 
     # -- a if c else b ------------------------------------------------------------------------
     def _ternary(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef, node: ast.expr) -> Fix:
-        ifexp = next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, ast.IfExp) and _contains(a.test, node)), None)
+        ifexp = next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, ast.IfExp) and ctx.contains(a.test, node)), None)
         if ifexp is None:
             raise _decline("not-an-if", "the tensor condition is not the test of a conditional expression")
         torch = ctx.torch_name()
@@ -172,17 +183,13 @@ def _with_import(ctx: FixContext, finding: Finding, edits: list, title: str) -> 
     return Fix(finding, title, Safety.SAFE, tuple(edits))
 
 
-def _contains(outer: ast.AST, inner: ast.AST) -> bool:
-    return any(node is inner for node in ast.walk(outer))
-
-
 def _in_ternary_test(ctx: FixContext, node: ast.expr) -> bool:
-    return any(isinstance(a, ast.IfExp) and _contains(a.test, node) for a in [node, *ctx.ancestors(node)])
+    return any(isinstance(a, ast.IfExp) and ctx.contains(a.test, node) for a in [node, *ctx.ancestors(node)])
 
 
 def _enclosing_if(ctx: FixContext, node: ast.expr) -> ast.If | None:
     for ancestor in ctx.ancestors(node):
-        if isinstance(ancestor, ast.If) and _contains(ancestor.test, node):
+        if isinstance(ancestor, ast.If) and ctx.contains(ancestor.test, node):
             top = ancestor
             while True:  # climb an elif chain to its first `if`
                 parent = ctx.parent(top)

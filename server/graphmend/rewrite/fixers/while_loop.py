@@ -28,7 +28,7 @@ from ..flow import defined_before
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
-from .where import _check_condition_pure, _condition_text, _contains, _flush_blank_lines
+from .where import _check_condition_pure, _condition_text, _flush_blank_lines
 
 
 def _decline(key: str, reason: str) -> DeclineError:
@@ -58,7 +58,7 @@ class WhileLoopFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.expr,))
         loop = next((a for a in ctx.ancestors(node) if isinstance(a, ast.While)), None) if node is not None else None
-        if loop is None or not _contains(loop.test, node):
+        if loop is None or not ctx.contains(loop.test, node):
             raise _decline("not-a-while", "the tensor condition is not the test of a `while` loop")
         function = ctx.function_of(loop)
         assert function is not None
