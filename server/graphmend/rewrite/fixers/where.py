@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
+from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding, Span
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
@@ -262,6 +262,47 @@ def _differentiable_names(value: ast.AST) -> set[str]:
     if isinstance(value, ast.Name):
         return {value.id}
     return {name for child in ast.iter_child_nodes(value) for name in _differentiable_names(child)}
+
+
+# Elementwise functions of one tensor: whatever its shape, they cannot raise for a shape reason
+# (given Python numbers, not tensors, for their other arguments).
+_SHAPE_SAFE_CALLS = frozenset(
+    {
+        "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
+        "sigmoid", "relu", "gelu", "silu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "float",
+        "double", "half", "bfloat16", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square", "pow",
+        "clone", "detach", "contiguous", "to",
+    }
+)
+
+
+def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr) -> bool:
+    """`value` combines at most one tensor with Python numbers through elementwise operations, so
+    computing it on a path where the original did not cannot raise a shape mismatch (two tensors
+    can: `torch.cat((a, b))` of a placeholder, `x * scale` of an unrelated size)."""
+    tensors: set[str] = set()  # names that may hold tensors (the same one twice is one shape)
+    for node in ast.walk(value):
+        if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
+            continue
+        if isinstance(node, ast.Name):
+            if ctx.kind(node) not in (Kind.PY, Kind.NONE):
+                tensors.add(node.id)
+            continue
+        if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Call) and ctx.parent(node).func is node:  # type: ignore[union-attr]
+            if node.attr not in _SHAPE_SAFE_CALLS:
+                return False
+            continue
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func) or ""
+            if isinstance(node.func, ast.Attribute) and not name.startswith("torch."):
+                continue  # a method: its name is checked above
+            if not (name.startswith("torch.") and name.rsplit(".", 1)[1] in _SHAPE_SAFE_CALLS):
+                return False
+            continue
+        if isinstance(node, ast.Attribute) and node.attr == "dtype":
+            continue
+        return False
+    return len(tensors) <= 1
 
 
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
@@ -776,6 +817,13 @@ class _IfRewrite:
             )
             if carried or any(_costly(ctx, v) for v in concrete):
                 raise  # temporaries carried across statements, or torch.cond: not checked while tracing
+            for value in concrete:
+                if not _cannot_raise_on_shapes(ctx, value):
+                    raise _decline(
+                        "dtype-shape-unproven",
+                        f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
+                        "(its operands' shapes are not known to fit)",
+                    ) from None
             unproven = error
         _check_not_a_nan_guard(ctx, self.tests, signature_values, role)
         conditions = [self._condition(t) for t in self.tests]
