@@ -270,10 +270,10 @@ _SHAPE_SAFE_CALLS = frozenset(
     {
         "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
         "sigmoid", "relu", "gelu", "silu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "float",
-        "double", "half", "bfloat16", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square", "pow",
-        "clone", "detach", "contiguous", "to",
+        "double", "half", "bfloat16", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square", "clone",
+        "detach", "contiguous",
     }
-)
+)  # not `to` (a device can be missing), not `pow` (an integer to a negative power raises)
 
 
 def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr) -> bool:
@@ -282,6 +282,9 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr) -> bool:
     can: `torch.cat((a, b))` of a placeholder, `x * scale` of an unrelated size)."""
     tensors: set[str] = set()  # names that may hold tensors (the same one twice is one shape)
     for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
+            if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)) and node.right.value > 0):
+                return False  # an integer tensor // 0, % 0 or ** -1 raises
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
