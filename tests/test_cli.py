@@ -64,6 +64,59 @@ def test_json_format_has_the_documented_fields(project: Path, capsys: pytest.Cap
     assert first["severity"] == "warning" and first["fixable"] is False
 
 
+FIXABLE = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        y = y + 1
+    print(y)
+    return y
+'''
+
+
+def _apply(text: str, replacements: list[dict]) -> str:
+    """Apply SARIF replacements (1-based lines, 1-based code-point columns) as a consumer would."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        return starts[line - 1] + column - 1
+
+    for replacement in sorted(replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]), reverse=True):
+        region = replacement["deletedRegion"]
+        start, end = offset(region["startLine"], region["startColumn"]), offset(region["endLine"], region["endColumn"])
+        text = text[:start] + replacement["insertedContent"]["text"] + text[end:]
+    return text
+
+
+def test_sarif_has_rules_results_and_the_safe_fixes(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from graphmend.rewrite import fix_source
+
+    (project / "fixable.py").write_text(FIXABLE, encoding="utf-8")
+    code, out, _ = run(capsys, "check", "--format", "sarif", ".")
+    log = json.loads(out)
+    assert code == 1 and log["version"] == "2.1.0"
+    (sarif_run,) = log["runs"]
+    rules = {rule["id"] for rule in sarif_run["tool"]["driver"]["rules"]}
+    results = sarif_run["results"]
+    assert {r["ruleId"] for r in results} == rules == {"GM101", "GM301"}
+    assert all(r["level"] in ("error", "warning", "note") and r["message"]["text"] for r in results)
+    model = [r for r in results if r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "model.py"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in model] == [6, 7]
+    assert not any("fixes" in r for r in model)  # model.py's print has no safe fix, so its if has none
+    fixed = [r for r in results if "fixes" in r]
+    assert {r["ruleId"] for r in fixed} == {"GM101", "GM301"}
+    for result in fixed:  # each fix alone is what `graphmend fix --select <its code>` writes
+        (change,) = result["fixes"][0]["artifactChanges"]
+        alone = fix_source(FIXABLE, "fixable.py", codes=frozenset({result["ruleId"]})).fixed
+        assert _apply(FIXABLE, change["replacements"]) == alone
+
+
 def test_github_format_escapes_and_annotates(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "check", "--format", "github", "model.py")
     first = out.splitlines()[0]

@@ -26,6 +26,7 @@ from .rewrite.engine import plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
 from .rewrite.fixers import fixers_for
 from .rewrite.model import Fix
+from .sarif import write_sarif
 from .workers import worker_pool
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
@@ -36,7 +37,12 @@ class FileResult:
     path: Path
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
-    fixable: frozenset[int] = frozenset()  # indices into `findings` that `graphmend fix` would fix
+    fixes: dict[int, Fix] = field(default_factory=dict)  # by index into `findings`: the safe fix of each
+
+    @property
+    def fixable(self) -> frozenset[int]:
+        """Indices of the findings `graphmend fix` would fix."""
+        return frozenset(self.fixes)
 
 
 def check_file(path: Path, config: Config) -> FileResult:
@@ -45,17 +51,18 @@ def check_file(path: Path, config: Config) -> FileResult:
     if source.text is None:
         return FileResult(path, skip_reason=source.skip_reason)
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
-    return FileResult(path, result.findings, fixable=frozenset(safely_fixable(result)))
+    return FileResult(path, result.findings, fixes=safe_fixes(result))
 
 
-def safely_fixable(result: AnalysisResult) -> list[int]:
-    """Indices of the findings a safe fixer would rewrite. Planning is skipped for rules with no
+def safe_fixes(result: AnalysisResult) -> dict[int, Fix]:
+    """The safe fix of each finding that has one, by index. Planning is skipped for rules with no
     safe fixer, so a file without such findings costs nothing more than its analysis."""
     candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, False)]
     if not candidates or result.tree is None:
-        return []
+        return {}
     context = FixContext(result)
-    return [i for i in candidates if isinstance(plan_fix(result.findings[i], context), Fix)]
+    planned = {i: plan_fix(result.findings[i], context) for i in candidates}
+    return {i: fix for i, fix in planned.items() if isinstance(fix, Fix)}
 
 
 def _check_file_job(job: tuple[Path, Config]) -> FileResult:
@@ -92,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="report predicted graph breaks", description="Report predicted graph breaks.")
     check.add_argument("paths", nargs="*", type=Path, default=[Path(".")], help="files or directories (default: .)")
-    check.add_argument("--format", choices=("text", "json", "github"), default="text", help="output format")
+    check.add_argument(
+        "--format", choices=("text", "json", "github", "sarif"), default="text", help="output format (sarif: SARIF 2.1.0, safe fixes included)"
+    )
     check.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to report (replaces the config's)")
     check.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes to leave out (replaces the config's)")
     check.add_argument("--extend-ignore", type=_codes, help="codes or prefixes to leave out in addition to the config's")
@@ -182,6 +191,8 @@ def run_check(args: argparse.Namespace) -> int:
         write_json(out, shown, fixable)
     elif args.format == "github":
         write_github(out, shown)
+    elif args.format == "sarif":
+        write_sarif(out, shown, [r.fixes for r in results if r.findings])
     else:
         write_text(out, shown, fixable)
     all_findings = [f for _, findings in shown for f in findings]
