@@ -37,6 +37,8 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     after = {v: sum(_after(r, v) for r in breaking) for v in ("safe", "unsafe")}
     failed = {v: [r["model"] for r in breaking if _sites(r.get(v)) is None] for v in ("safe", "unsafe")}
     changed = {v: [r["model"] for r in breaking if str(r.get(f"{v}_equal", "")).startswith("DIFFERENT")] for v in ("safe", "unsafe")}
+    # "missing": the original's outputs were not on disk to compare with (a re-fix on another machine)
+    uncompared = {v: [r["model"] for r in breaking if r.get(f"{v}_equal") == "missing"] for v in ("safe", "unsafe")}
     sites = sum(r["static"]["sites"] for r in breaking)
     predicted = sum(r["static"]["predicted"] for r in breaking)
     ran_findings = sum(r["static"]["findings_ran"] for r in breaking)
@@ -44,7 +46,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     reasons = Counter(str(r["original"].get("error", ""))[:60] for r in rows if r not in ran)
     return {
         "types": len(rows), "ran": len(ran), "breaking": len(breaking), "before": before, "after": after,
-        "failed": failed, "changed": changed, "sites": sites, "predicted": predicted,
+        "failed": failed, "changed": changed, "uncompared": uncompared, "sites": sites, "predicted": predicted,
         "findings_ran": ran_findings, "findings_confirmed": confirmed, "not_run": reasons,
     }
 
@@ -75,7 +77,9 @@ def write_reports(path: Path) -> str:
         f"Static recall (break sites a finding covers): {recall}. Precision (findings on lines the forward pass ran "
         f"where dynamo broke): {precision}.",
         f"Variants that did not run (counted as not fixed): safe {t['failed']['safe'] or 'none'}, unsafe {t['failed']['unsafe'] or 'none'}.",
-        f"Changed outputs: safe {len(t['changed']['safe'])} {t['changed']['safe'] or ''}, unsafe {len(t['changed']['unsafe'])} {t['changed']['unsafe'] or ''}.",
+        f"Changed outputs: safe {len(t['changed']['safe'])} {t['changed']['safe'] or ''}, unsafe {len(t['changed']['unsafe'])} {t['changed']['unsafe'] or ''}"
+        + "".join(f"; {v} not compared (original outputs missing): {len(t['uncompared'][v])}" for v in ("safe", "unsafe") if t["uncompared"][v])
+        + ".",
         "",
         "Speed columns: original time / fixed time (cold: first call with compile, fresh inductor caches; steady: median of "
         "20 calls), inductor on CPU with one thread. The safe variant of these models has no fix applied, so its column "

@@ -180,6 +180,10 @@ def rerun_fixed(corpus: Corpus, rows: list[dict[str, Any]], variants: list[str],
     todo = [r for r in rows if "safe" in r and (not only or r["model"] in only)]
 
     def redo(row: dict[str, Any]) -> dict[str, Any]:
+        if not (state_dir(corpus, row["model"]) / "outputs-original.pt").exists():
+            # a fresh cache (another machine): the original's weights, inputs and outputs are made
+            # again, so the fixed variants run on the same ones and their outputs can be compared
+            probe(corpus, "original", "breaks", row["model"], timeout)
         for variant in variants:
             probe_fixed(corpus, row, variant, timeout)
             row.get("speed", {}).pop(variant, None)  # timed on the old fixes
