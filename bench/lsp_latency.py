@@ -53,18 +53,25 @@ OPTIONS: dict = {}
 
 async def start(pull: bool, root: Path) -> tuple[LanguageClient, dict]:
     client = LanguageClient("graphmend-bench", "1")
-    state: dict = {"published": {}, "event": asyncio.Event()}
+    state: dict = {"published": {}, "by_uri": {}, "errors": [], "event": asyncio.Event()}
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def published(params: types.PublishDiagnosticsParams) -> None:
-        state["published"][params.version] = time.perf_counter()
+        now = time.perf_counter()
+        state["published"][params.version] = now
+        state["by_uri"].setdefault(params.uri, {})[params.version] = now
         state["event"].set()
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE)
+    def shown(params: types.ShowMessageParams) -> None:
+        if params.type == types.MessageType.Error:
+            state["errors"].append(params.message)
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    for method in (types.WINDOW_SHOW_MESSAGE, types.WINDOW_LOG_MESSAGE, types.PROGRESS):
+    for method in (types.WINDOW_LOG_MESSAGE, types.PROGRESS):
         client.feature(method)(lambda params: None)
     client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)(lambda params: None)
     client.feature(types.CLIENT_REGISTER_CAPABILITY)(lambda params: None)
