@@ -47,11 +47,12 @@ def _global_ignore_file() -> Path:
 
 @dataclass
 class IgnoreRules:
-    """The ignore specs that apply under one repository, each with the folder its patterns are relative to."""
+    """The ignore specs that apply under one repository: the repository-wide ones (global ignore
+    file, info/exclude), then each folder's `.gitignore`, read once when the walk reaches it."""
 
     root: Path
-    specs: list[tuple[Path, GitIgnoreSpec]] = field(default_factory=list)
-    _loaded: set[Path] = field(default_factory=set)
+    repository_wide: list[GitIgnoreSpec] = field(default_factory=list)
+    by_folder: dict[Path, GitIgnoreSpec | None] = field(default_factory=dict)
 
     @classmethod
     def for_folder(cls, folder: Path) -> IgnoreRules | None:
@@ -64,35 +65,34 @@ class IgnoreRules:
         for spec_file in (_global_ignore_file(), root / ".git" / "info" / "exclude"):
             spec = _read_spec(spec_file)
             if spec is not None:
-                rules.specs.append((root, spec))  # both are relative to the work tree's root
-        relative = folder.relative_to(root)
+                rules.repository_wide.append(spec)  # both are relative to the work tree's root
         directory = root
         rules.enter(directory)
-        for part in relative.parts:
+        for part in folder.relative_to(root).parts:
             directory = directory / part
             rules.enter(directory)
         return rules
 
     def enter(self, directory: Path) -> None:
         """Read `directory/.gitignore` once, the first time the walk reaches it."""
-        if directory in self._loaded:
-            return
-        self._loaded.add(directory)
-        spec = _read_spec(directory / ".gitignore")
-        if spec is not None:
-            self.specs.append((directory, spec))
+        if directory not in self.by_folder:
+            self.by_folder[directory] = _read_spec(directory / ".gitignore")
 
     def ignored(self, path: Path, is_dir: bool) -> bool:
-        """Whether git would ignore `path`: the last spec (the deepest folder) with a verdict decides."""
+        """Whether git would ignore `path`: the deepest spec with a verdict decides. Only the folders
+        above `path` are asked (a few), not every `.gitignore` the walk has read."""
+        suffix = "/" if is_dir else ""
+        parts = path.relative_to(self.root).parts
         verdict = False
-        for base, spec in self.specs:
-            try:
-                relative = path.relative_to(base).as_posix()
-            except ValueError:
-                continue  # a .gitignore of a sibling folder
-            if is_dir:
-                relative += "/"
-            result = spec.check_file(relative)
-            if result.include is not None:
-                verdict = result.include
+        for shared in self.repository_wide:
+            verdict = _verdict(shared, "/".join(parts) + suffix, verdict)
+        for depth in range(len(parts)):  # the root, then each folder down to the path's own
+            spec = self.by_folder.get(self.root.joinpath(*parts[:depth]))
+            if spec is not None:
+                verdict = _verdict(spec, "/".join(parts[depth:]) + suffix, verdict)
         return verdict
+
+
+def _verdict(spec: GitIgnoreSpec, relative: str, verdict: bool) -> bool:
+    result = spec.check_file(relative)
+    return verdict if result.include is None else result.include
