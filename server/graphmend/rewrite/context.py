@@ -15,7 +15,7 @@ import bisect
 import difflib
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterator, TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -25,6 +25,8 @@ from ..analysis.kinds import Kind
 from ..analysis.source import SourceFile
 from ..findings import Edit, Finding, Span
 from .model import DeclineError
+
+T = TypeVar("T")
 
 _WRAPPER = "if True:\n"
 
@@ -66,9 +68,7 @@ class FixContext:
         self._starts: list[int] | None = None
         self._functions: dict[int, _ParsedFunction] = {}
         self._by_span: dict[int, dict[Span, list[ast.AST]]] = {}
-        # A fixer's outcome for one statement, when every finding in it gets the same rewrite (an
-        # `if` whose test has 2,000 tensor operands is planned once, not once per operand).
-        self.statement_plans: dict[tuple, object] = {}
+        self._memo: dict[tuple, object] = {}
 
     # -- the ast side ---------------------------------------------------------------------------
     def _index_top_level(self, line: int | None) -> None:
@@ -116,6 +116,14 @@ class FixContext:
         while current is not None:
             yield current
             current = self.parent(current)
+
+    def remember(self, key: tuple, compute: Callable[[], T]) -> T:
+        """`compute()` once per key for this context: what every finding of one statement or one
+        function shares (an `if` whose test has 2,000 tensor operands is planned once, not 2,000
+        times; a function's local names are collected once)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[return-value]
 
     def contains(self, outer: ast.AST, inner: ast.AST | None) -> bool:
         """`inner` is `outer` or below it: walks up from `inner` (a few parents) instead of down

@@ -59,11 +59,7 @@ class Site:
 def local_names(ctx: FixContext, function: Function) -> set[str]:
     """Names bound in the function (and in functions enclosing it): values a module-level
     function cannot see and must be passed. Computed once per function and context."""
-    key = ("local_names", id(function))
-    cached = ctx.statement_plans.get(key)
-    if cached is None:
-        cached = ctx.statement_plans[key] = frozenset(_local_names(ctx, function))
-    return set(cached)  # type: ignore[arg-type]
+    return set(ctx.remember(("local_names", id(function)), lambda: frozenset(_local_names(ctx, function))))
 
 
 def _local_names(ctx: FixContext, function: Function) -> set[str]:

@@ -79,12 +79,9 @@ def value_type(ctx: FixContext, expr: ast.expr, function: Function, _seen: froze
 def name_type(ctx: FixContext, function: Function, name: str, _seen: frozenset[str] = frozenset()) -> PyType | None:
     """The type of a local name when every binding of it in the function gives the same one.
     Asked once per function and name (a sum of 2,000 `x` terms asks 2,000 times)."""
-    if _seen:
+    if _seen:  # inside a chain of definitions: the answer depends on the chain
         return _name_type(ctx, function, name, _seen)
-    key = ("name_type", id(function), name)
-    if key not in ctx.statement_plans:
-        ctx.statement_plans[key] = _name_type(ctx, function, name, _seen)
-    return ctx.statement_plans[key]  # type: ignore[return-value]
+    return ctx.remember(("name_type", id(function), name), lambda: _name_type(ctx, function, name, _seen))
 
 
 def _name_type(ctx: FixContext, function: Function, name: str, _seen: frozenset[str]) -> PyType | None:

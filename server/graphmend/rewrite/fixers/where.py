@@ -92,18 +92,16 @@ class WhereFixer:
         statement = _enclosing_if(ctx, node)
         if statement is None:
             raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
-        key = ("where", id(statement))
-        planned = ctx.statement_plans.get(key)
-        if planned is None:
+        def plan_once() -> Fix | DeclineError:
             try:
-                planned = _IfRewrite(finding, ctx, function, statement).build()
+                return _IfRewrite(finding, ctx, function, statement).build()
             except DeclineError as error:
-                planned = error
-            ctx.statement_plans[key] = planned
+                return error
+
+        planned = ctx.remember(("where", id(statement)), plan_once)  # one plan for every finding in the `if`
         if isinstance(planned, DeclineError):
             raise planned
-        assert isinstance(planned, Fix)
-        return replace(planned, finding=finding)  # the same rewrite of the same `if`
+        return replace(planned, finding=finding)
 
     # -- a if c else b ------------------------------------------------------------------------
     def _ternary(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef, node: ast.expr) -> Fix:
@@ -570,16 +568,12 @@ class _IfRewrite:
             code = self._return_code(branches)
         else:
             code = self._assignment_code(branches)
+        if self.type_checks and self.condition_name is not None:
+            raise self.condition_error or _decline("condition-not-scalar", "the condition is not known to be one value")
         if self.type_checks:
-            if self.condition_name is not None:
-                raise self.condition_error or _decline("condition-not-scalar", "the condition is not known to be one value")
-            code = self._checked(code, branches)
+            code = self._behind_check(" and ".join(dict.fromkeys(self.type_checks)), self.checked_values, code, branches)
         elif self.condition_name is not None:
-            code = (
-                f"{self.condition_line}\nif {call_text(ONE_VALUE, self.condition_name)}:\n"
-                + textwrap.indent(code, "    ")
-                + self._original_branches(branches)
-            )
+            code = self._behind_check(call_text(ONE_VALUE, self.condition_name), [self.condition_line], code, branches)
         if prefix is not None:
             header = " and ".join(ctx.code(p) for p in prefix)
             code = f"if {header}:\n" + textwrap.indent(code, "    ")
@@ -864,17 +858,17 @@ class _IfRewrite:
             result = where_call(torch, condition, name, result)
         return result
 
-    def _checked(self, code: str, branches: list[_Branch]) -> str:
-        """`code` behind the dtype/shape comparison, the original `if` (its tensor part) otherwise:
+    def _behind_check(self, check: str, held: list[str], code: str, branches: list[_Branch]) -> str:
+        """`code` where a check dynamo settles while tracing holds, the original branches elsewhere:
 
+            x_if_true = x * 0.5                    # `held`: what the check reads
             if _graphmend_same_type(x_if_true, x):
-                x = torch.where(c, x_if_true, x)
-            elif c:
-                x = x * m
+                x = torch.where(c, x_if_true, x)   # `code`
+            elif c:                                # the original, as it was
+                x = x * 0.5
         """
-        check = " and ".join(dict.fromkeys(self.type_checks))
-        held = "".join(f"{line}\n" for line in self.checked_values)
-        return f"{held}if {check}:\n" + textwrap.indent(code, "    ") + self._original_branches(branches)
+        lines = "".join(f"{line}\n" for line in held)
+        return f"{lines}if {check}:\n" + textwrap.indent(code, "    ") + self._original_branches(branches)
 
     def _original_branches(self, branches: list[_Branch]) -> str:
         """The original branches as `elif`/`else` clauses (the tensor part of the first test)."""
