@@ -25,8 +25,9 @@ def enclosing_blocks(ctx: FixContext, function: ast.AST, stmt: ast.stmt) -> Iter
             return
         for field_name in _BLOCK_FIELDS:
             block = getattr(parent, field_name, None)
-            if isinstance(block, list) and any(s is current for s in block):
-                yield parent, block, next(i for i, s in enumerate(block) if s is current)
+            index = next((i for i, s in enumerate(block) if s is current), None) if isinstance(block, list) else None
+            if index is not None:
+                yield parent, block, index  # type: ignore[misc]
         current = parent
 
 
