@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .confirm_project import HELPERS, NET, ground_truth_breaks, make_project, marked_lines
+from .processes import running
 
 
 def explain(root: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -121,17 +122,9 @@ def test_a_process_that_left_the_session_is_stopped_too(project: Path) -> None:
     assert completed.returncode == 2 and "was stopped" in completed.stderr
     escaped = int((project / "escaped.txt").read_text())
     deadline = time.monotonic() + 10
-    while _running(escaped) and time.monotonic() < deadline:
+    while running(escaped) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _running(escaped), "the process that left the worker's session is still running"
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie waiting to be reaped."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    assert not running(escaped), "the process that left the worker's session is still running"
 
 
 def test_user_modules_named_like_graphmend_internals_are_the_users(tmp_path: Path) -> None:

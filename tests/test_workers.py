@@ -3,36 +3,16 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from graphmend.runtime.runner import descendants
+
+from .processes import running
 from .samples import BRANCH_AND_PRINT
-
-
-def _children(pid: int) -> set[int]:
-    found = set()
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                    fields = stat.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.add(int(entry))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_fix_workers_stop_when_the_main_process_is_killed(tmp_path: Path) -> None:
@@ -45,11 +25,11 @@ def test_fix_workers_stop_when_the_main_process_is_killed(tmp_path: Path) -> Non
     workers: set[int] = set()
     while len(workers) < 2 and time.monotonic() < deadline and main.poll() is None:
         time.sleep(0.1)
-        workers = _children(main.pid)  # the pool's workers (forked: the same command line)
+        workers = set(descendants(main.pid))  # the pool's workers
     assert workers, "the fix run ended before its workers could be seen: give it more files"
     main.send_signal(signal.SIGKILL)
     main.wait()
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(running(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not [pid for pid in workers if _alive(pid)], "workers outlived the killed main process"
+    assert not [pid for pid in workers if running(pid)], "workers outlived the killed main process"
