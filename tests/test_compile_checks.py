@@ -133,3 +133,41 @@ def test_a_condition_of_several_values_still_raises_as_the_original_did(tmp_path
             run(*args)
         messages.append(str(raised.value).splitlines()[0])
     assert len(set(messages)) == 1 and "ambiguous" in messages[0]
+
+
+MASKED_ASSIGN_SOURCE = '''import torch
+
+
+@torch.compile
+def f(out, src, mask):
+    out = out.clone()
+    out[mask] = src[mask]
+    return out
+'''
+
+
+def test_an_assignment_through_a_mask_the_check_rejects_runs_as_before(tmp_path: Path) -> None:
+    source = MASKED_ASSIGN_SOURCE.replace("(out, src, mask)", "(out, src, m)").replace("mask]", "m > 0]")
+    (original, rewritten), paths = _pair(tmp_path, source, "_graphmend_mask_selects_alike(m > 0, out, src)")
+    rows = torch.tensor([1.0, -1.0, 2.0])
+    rejected = [
+        (torch.zeros(3, 4), torch.randn(3, 4, dtype=torch.float64), torch.randn(3, 4)),  # index_put raises on dtypes
+        (torch.zeros(3, 4, dtype=torch.long), torch.full((3, 4), 2.7), torch.randn(3, 4)),  # where would promote
+        (torch.zeros(3, 4), torch.randn(3, 4), rows),  # a mask over rows selects whole rows
+        (torch.zeros(3, 4), torch.randn(3, 4), torch.randn(4)),  # a mask of another shape raises
+    ]
+
+    def outcome(run, args):  # type: ignore[no-untyped-def]
+        torch._dynamo.reset()
+        try:
+            out = run(*args)
+        except (RuntimeError, IndexError) as error:
+            return type(error).__name__, str(error).splitlines()[0]
+        return out.dtype, out.shape, out.tolist()
+
+    for args in rejected:
+        expected = outcome(original, args)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            assert outcome(run, args) == expected
+    assert isinstance(outcome(original, rejected[2]), tuple), "the row mask should assign rows"
+    assert run_compiled(rewritten, rejected[2:3], str(paths[1])).break_sites, "rejected inputs take the original assignment, which breaks"

@@ -74,8 +74,11 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-CASES = HERE / "cases"
-HAND = HERE / "hand"
+# `--corpus DIR` (passed to the per-case workers through the environment) runs another corpus of
+# the same layout, such as bench/working: the held-out corpus is the default.
+CORPUS = Path(os.environ.get("GRAPHMEND_CORPUS", str(HERE))).resolve()
+CASES = CORPUS / "cases"
+HAND = CORPUS / "hand"
 REPO = HERE.parent.parent
 sys.path.insert(0, str(REPO / "server"))
 
@@ -694,8 +697,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the full results here")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="cases run in parallel (default 1)")
     parser.add_argument("--timeout", type=int, default=0, help="seconds per case (default 240, 900 with --inductor)")
+    parser.add_argument("--corpus", help="a folder with cases/ and hand/ of the same layout (default: this folder)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.corpus:
+        os.environ["GRAPHMEND_CORPUS"] = str(Path(args.corpus).resolve())
+        global CORPUS, CASES, HAND
+        CORPUS = Path(args.corpus).resolve()
+        CASES, HAND = CORPUS / "cases", CORPUS / "hand"
     if args.worker:
         return worker_main(args.worker, args.inductor)
     names = args.cases or sorted(p.stem for p in CASES.glob("*.py") if not p.name.startswith("_"))

@@ -72,7 +72,32 @@ def {name}(condition):
     return isinstance(condition, {torch}.Tensor) and condition.numel() == 1
 '''
 
-_TEXTS = {PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT, SAME_TYPE: _SAME_TYPE_TEXT, ONE_VALUE: _ONE_VALUE_TEXT}
+MASK_SELECTS_ALIKE = "_graphmend_mask_selects_alike"
+assert MASK_SELECTS_ALIKE in TRUE_WHEN_FIXED_NAMES
+
+_MASK_SELECTS_ALIKE_TEXT = '''
+
+def {name}(mask, *values):
+    """Whether `mask` is a boolean tensor with the shape and device of `values`, tensors of one
+    dtype: then `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` exactly.
+
+    Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original assignment runs.
+    """
+    return (
+        isinstance(mask, {torch}.Tensor)
+        and mask.dtype == {torch}.bool
+        and all(isinstance(v, {torch}.Tensor) and v.dtype == values[0].dtype for v in values)
+        and all(v.shape == mask.shape and v.device == mask.device for v in values)
+    )
+'''
+
+_TEXTS = {
+    PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
+    SAME_TYPE: _SAME_TYPE_TEXT,
+    ONE_VALUE: _ONE_VALUE_TEXT,
+    MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
+}
 
 
 def helper_edits(ctx: FixContext, name: str) -> list[Edit]:

@@ -101,8 +101,9 @@ class BooleanMaskIndex(Rule):
     message = "`{subject}` selects elements with the boolean mask `{mask}`"
     why = _WHY_SHAPE
     fix = (
-        "Keep the shape: `torch.where(mask, x, 0)` then reduce (`.sum()`, or `.amax()` with `-inf`), or "
-        f"`x.masked_fill(~mask, value)`; or set {_CAPTURE}."
+        "Keep the shape: `torch.where(mask, x, 0)` then reduce (`.sum()`, or `.amax()` with `-inf`), "
+        "`x.masked_fill(~mask, value)`, or for `out[mask] = src[mask]` `out.copy_(torch.where(mask, src, out))`; "
+        f"or set {_CAPTURE}."
     )
     node_types = (ast.Subscript,)
     removed_by_flag = SHAPE_FLAG

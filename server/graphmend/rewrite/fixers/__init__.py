@@ -12,6 +12,7 @@ from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
+from .masked_assign import MaskedAssignFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
@@ -33,6 +34,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhileLoopFixer(),
     ScalarFixer(),
     MaskedReductionFixer(),
+    MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
     MaskedExpertUpdateFixer(),
