@@ -225,3 +225,43 @@ def test_rules_command_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> N
 
     assert code == 0
     assert [line.split()[0] for line in out.splitlines()] == [rule.code for rule in ALL_RULES]
+
+
+FIXABLE = '''import torch
+
+@torch.compile
+def f(x):
+    return x[x > 0].sum()
+'''
+
+
+def _hook_command(hook_id: str) -> list[str]:
+    """The command pre-commit runs for a hook of .pre-commit-hooks.yaml (before the file names)."""
+    import shlex
+
+    import yaml
+
+    hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    (hook,) = [h for h in hooks if h["id"] == hook_id]
+    assert hook["language"] == "python" and hook["types"] == ["python"]
+    program, *arguments = shlex.split(hook["entry"])
+    assert program == "graphmend"
+    return [sys.executable, "-m", "graphmend", *arguments]
+
+
+def test_pre_commit_hooks_check_and_fix_the_named_files_but_not_excluded_ones(project: Path) -> None:
+    (project / "generated").mkdir()
+    (project / "generated" / "gen.py").write_text(FIXABLE, encoding="utf-8")
+    (project / "fixable.py").write_text(FIXABLE, encoding="utf-8")
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nexclude = ["generated/"]\n')
+    names = ["model.py", "clean.py", "fixable.py", "generated/gen.py"]  # pre-commit passes each changed file
+
+    checked = subprocess.run([*_hook_command("graphmend"), "--format", "json", *names], capture_output=True, text=True, check=False)
+    assert checked.returncode == 1, checked.stderr
+    assert {r["path"] for r in json.loads(checked.stdout)} == {"model.py", "fixable.py"}
+
+    fixed = subprocess.run([*_hook_command("graphmend-fix"), *names], capture_output=True, text=True, check=False)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr  # pre-commit fails the hook itself: files changed
+    assert "torch.where(x > 0, x, 0).sum()" in (project / "fixable.py").read_text(encoding="utf-8")
+    assert (project / "generated" / "gen.py").read_text(encoding="utf-8") == FIXABLE
+    assert (project / "model.py").read_text(encoding="utf-8") == BREAKING  # no safe fix there

@@ -89,6 +89,9 @@ def _display_path(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
+FORCE_EXCLUDE_HELP = "apply the config's `exclude` to files named on the command line too (for pre-commit)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="graphmend",
@@ -111,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only treat explicitly compiled functions as compiled, not every nn.Module.forward",
     )
+    check.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -132,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to fix")
     fix.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.graphmend] from")
     fix.add_argument("--no-compile-forward", action="store_true", help="see `check`")
+    fix.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
     fix.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     fix.add_argument("--quiet", "-q", action="store_true", help="print only the summary (and the diff)")
     fix.add_argument("--statistics", action="store_true", help="count fixes and declines by reason")
@@ -173,7 +178,7 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         config = _load_configuration(args)
-        paths = list(discover(args.paths, config.exclude, config.root))
+        paths = list(discover(args.paths, config.exclude, config.root, args.force_exclude))
     except ConfigError as exc:
         print(f"graphmend: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -230,7 +235,7 @@ def run_fix(args: argparse.Namespace) -> int:
     try:
         config = _load_configuration(args, overrides=False)
         selection = config.with_overrides(select=args.select, ignore=args.ignore)
-        paths = list(discover(args.paths, config.exclude, config.root))
+        paths = list(discover(args.paths, config.exclude, config.root, args.force_exclude))
     except ConfigError as exc:
         print(f"graphmend: configuration error: {exc}", file=sys.stderr)
         return EXIT_USAGE

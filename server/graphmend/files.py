@@ -88,14 +88,22 @@ def _excluded(path: Path, patterns: Iterable[str], root: Path | None) -> bool:
     return False
 
 
-def discover(paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None) -> Iterator[Path]:
-    """Python files under `paths`, in a stable order. Missing paths raise FileNotFoundError."""
+def discover(
+    paths: Iterable[Path], exclude: Iterable[str] = (), root: Path | None = None, force_exclude: bool = False
+) -> Iterator[Path]:
+    """Python files under `paths`, in a stable order. Missing paths raise FileNotFoundError.
+
+    A file named explicitly is checked even when `exclude` matches it (asking for it is asking),
+    unless `force_exclude`: a pre-commit hook or an editor passes every changed file by name, and
+    the project's excludes must hold for those too."""
     patterns = tuple(exclude)
     seen: set[Path] = set()
     for path in paths:
         if not path.exists():
             raise FileNotFoundError(str(path))
         if path.is_file():
+            if force_exclude and any(_excluded(p, patterns, root) for p in (path, *path.parents)):
+                continue
             if path not in seen:
                 seen.add(path)
                 yield path
