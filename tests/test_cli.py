@@ -227,7 +227,7 @@ def test_rules_command_lists_every_rule(capsys: pytest.CaptureFixture[str]) -> N
     assert [line.split()[0] for line in out.splitlines()] == [rule.code for rule in ALL_RULES]
 
 
-FIXABLE = '''import torch
+MASKED_SUM = '''import torch
 
 @torch.compile
 def f(x):
@@ -251,8 +251,8 @@ def _hook_command(hook_id: str) -> list[str]:
 
 def test_pre_commit_hooks_check_and_fix_the_named_files_but_not_excluded_ones(project: Path) -> None:
     (project / "generated").mkdir()
-    (project / "generated" / "gen.py").write_text(FIXABLE, encoding="utf-8")
-    (project / "fixable.py").write_text(FIXABLE, encoding="utf-8")
+    (project / "generated" / "gen.py").write_text(MASKED_SUM, encoding="utf-8")
+    (project / "fixable.py").write_text(MASKED_SUM, encoding="utf-8")
     (project / "pyproject.toml").write_text('[tool.graphmend]\nexclude = ["generated/"]\n')
     names = ["model.py", "clean.py", "fixable.py", "generated/gen.py"]  # pre-commit passes each changed file
 
@@ -263,5 +263,5 @@ def test_pre_commit_hooks_check_and_fix_the_named_files_but_not_excluded_ones(pr
     fixed = subprocess.run([*_hook_command("graphmend-fix"), *names], capture_output=True, text=True, check=False)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr  # pre-commit fails the hook itself: files changed
     assert "torch.where(x > 0, x, 0).sum()" in (project / "fixable.py").read_text(encoding="utf-8")
-    assert (project / "generated" / "gen.py").read_text(encoding="utf-8") == FIXABLE
+    assert (project / "generated" / "gen.py").read_text(encoding="utf-8") == MASKED_SUM
     assert (project / "model.py").read_text(encoding="utf-8") == BREAKING  # no safe fix there
