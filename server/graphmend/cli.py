@@ -21,6 +21,7 @@ from .config import Config, ConfigError, config_for, load_config
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .output import write_github, write_json, write_statistics, write_text
+from .progress import tracked
 from .rewrite.context import FixContext
 from .rewrite.engine import plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
@@ -71,10 +72,10 @@ def _check_file_job(job: tuple[Path, Config]) -> FileResult:
 
 def check_files(paths: list[Path], config: Config, jobs: int) -> list[FileResult]:
     if jobs <= 1 or len(paths) < 4:
-        return [check_file(path, config) for path in paths]
+        return list(tracked((check_file(path, config) for path in paths), len(paths), "checking"))
     with worker_pool(jobs) as pool:
-        chunk = max(1, len(paths) // (jobs * 8))
-        return list(pool.map(_check_file_job, [(p, config) for p in paths], chunksize=chunk))
+        chunk = max(1, min(16, len(paths) // (jobs * 8)))  # small enough for the bar to move
+        return list(tracked(pool.map(_check_file_job, [(p, config) for p in paths], chunksize=chunk), len(paths), "checking"))
 
 
 def _codes(value: str) -> list[str]:
@@ -246,9 +247,10 @@ def run_fix(args: argparse.Namespace) -> int:
     jobs = [(path, config, args.unsafe_fixes, codes, not args.diff) for path in paths]
     if args.jobs > 1 and len(paths) >= 4:
         with worker_pool(args.jobs) as pool:
-            outcomes = list(pool.map(_fix_job, jobs, chunksize=max(1, len(paths) // (args.jobs * 8))))
+            chunk = max(1, min(16, len(paths) // (args.jobs * 8)))
+            outcomes = list(tracked(pool.map(_fix_job, jobs, chunksize=chunk), len(jobs), "fixing"))
     else:
-        outcomes = [_fix_job(job) for job in jobs]
+        outcomes = list(tracked((_fix_job(job) for job in jobs), len(jobs), "fixing"))
     out = sys.stdout
     fixed = rewrites = left = changed_files = 0
     reasons: Counter[str] = Counter()
