@@ -32,6 +32,7 @@ from typing import Any
 
 from graphmend import Config, analyze
 from graphmend.config import parse_settings
+from graphmend.analysis.rules.dynamo_ids import CONTEXT_IDS, gb_ids_for
 from graphmend.findings import Finding
 from graphmend.runtime.worker import capture, locate
 
@@ -164,6 +165,8 @@ def disagreements(path: Path, source: str) -> list[str]:
         if finding.effect not in ("rest-eager", "may-skip") and (finding.effect == "frame-skip") != skipped:
             said = "says" if finding.effect == "frame-skip" else "does not say"
             problems.append(f"{where}: the finding {said} dynamo skips the function; dynamo's log: {_reasons(records)}")
+        for problem in _unlisted_ids(finding, findings, observed):
+            problems.append(f"{where}: {problem}")
         rest = any(r["rest_eager"] for r in records)
         if finding.effect == "rest-eager" and not (rest or skipped):
             problems.append(f"{where}: claims the rest of the function runs eagerly; dynamo's log: {_reasons(records)}")
@@ -171,6 +174,26 @@ def disagreements(path: Path, source: str) -> list[str]:
             problems.append(f"{where}: effect {finding.effect!r}, but dynamo cannot resume: {_reasons(records)}")
     for line in sorted(set(observed.lines) - covered):
         problems.append(f"line {line}: dynamo breaks here ({_reasons(observed.lines[line])}) but no finding covers it")
+    return problems
+
+
+def _unlisted_ids(finding: Finding, findings: list[Finding], observed: Observed) -> list[str]:
+    """Dynamo ids logged on the lines where `finding` is the innermost finding that the rule's
+    table (analysis/rules/dynamo_ids.py, what the hover shows) does not list."""
+    listed = set(gb_ids_for(finding.code)) | CONTEXT_IDS
+
+    def size(f: Finding) -> tuple[int, int]:
+        return (f.span.end_line - f.span.start_line, f.span.end_col - f.span.start_col)
+
+    problems = []
+    for line, records in observed.lines.items():
+        if not finding.span.contains_line(line):
+            continue
+        if any(g is not finding and g.span.contains_line(line) and size(g) < size(finding) for g in findings):
+            continue  # a nested finding's break
+        for record in records:
+            if record.get("gb_id") and record["gb_id"] not in listed:
+                problems.append(f"dynamo logged {record['gb_id']} ({record['summary']}), which RULE_GB_IDS does not list for {finding.code}")
     return problems
 
 

@@ -18,3 +18,19 @@ def test_every_rule_is_in_the_readme_table() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [rule.code for rule in ALL_RULES if rule.code not in readme]
     assert not missing, f"README rule table lacks {missing}"
+
+
+def test_dynamo_break_ids_name_the_registrys_types() -> None:
+    """The hover's GB ids and titles are torch's own (its registry), for every rule but GM000."""
+    import json
+
+    import torch
+
+    from graphmend.analysis.rules import ALL_RULES
+    from graphmend.analysis.rules.dynamo_ids import GRAPH_BREAK_TYPES, RULE_GB_IDS
+
+    registry = json.loads((Path(torch.__file__).parent / "_dynamo" / "graph_break_registry.json").read_text(encoding="utf-8"))
+    assert {gb: registry[gb][0]["Gb_type"] for gb in GRAPH_BREAK_TYPES} == GRAPH_BREAK_TYPES
+    assert {gb for ids in RULE_GB_IDS.values() for gb in ids} <= set(GRAPH_BREAK_TYPES)
+    breaking = {rule.code for rule in ALL_RULES if rule.all_examples()[0] and rule.code != "GM000"}
+    assert set(RULE_GB_IDS) <= breaking

@@ -372,3 +372,28 @@ async def test_the_lightbulb_fix_all_is_resolved_only_when_chosen(client: Langua
         assert support is not None and "edit" in support.properties
         fix_all = await client.code_action_resolve_async(fix_all)
     assert apply_text_edits(MODEL, edits_for(fix_all.edit, uri), client.encoding) == fix_source(MODEL, str(path)).fixed
+
+
+async def test_hover_explains_the_finding_its_fix_and_dynamos_break_id(client: LanguageClient) -> None:
+    uri = open_document(client, _write(client, "model.py", MODEL))
+    await diagnostics(client, uri, pulls(client.profile), lambda d: len(d) >= 3)
+    assert client.server_capabilities_.hover_provider
+
+    async def hover(line: int, character: int) -> types.Hover | None:
+        position = types.Position(line=line, character=character)
+        return await client.text_document_hover_async(types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=position))
+
+    branch = await hover(6, 10)  # inside `y.sum() > 0`
+    assert branch is not None and isinstance(branch.contents, types.MarkupContent)
+    text = branch.contents.value
+    assert text.startswith("**GM101 tensor-if**") and "**Why it breaks:**" in text
+    assert "**Safe fix**" in text and "torch.where" in text
+    assert "[GB0170 Data-dependent branching](https://meta-pytorch.org/compile-graph-break-site/gb/gb0170.html)" in text
+    assert branch.range is not None and branch.range.start.line == 6
+
+    item = await hover(17, 20)  # `.item()` in g's loop: no fix, and the reason says why
+    assert item is not None and isinstance(item.contents, types.MarkupContent)
+    assert "GM201" in item.contents.value and "**No safe fix:**" in item.contents.value and "dtype" in item.contents.value
+    assert "GB0124" in item.contents.value
+
+    assert await hover(0, 3) is None  # `import torch`: nothing to explain

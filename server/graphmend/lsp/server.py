@@ -50,6 +50,7 @@ from .confirm import (
 )
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
+from .hover import hover as hover_at
 from .documents import (
     Analysis,
     ConfigCache,
@@ -431,6 +432,33 @@ async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> li
             resolve_support=ls.resolve_support,
             docs_url=ls.settings.docs_url,
             path=str(path or uri),
+        ),
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: GraphMendServer, params: types.HoverParams) -> types.Hover | None:
+    """The finding under the cursor, explained: why, the fix or why none, dynamo's break ids and
+    what the last confirmation run saw there."""
+    uri = params.text_document.uri
+    analysis = await ls.analysis_for(uri)
+    if analysis is None:
+        return None
+    path = path_of(uri)
+    confirmed = []
+    if path is not None and ls.runtime.runs:
+        for run in ls.runtime.for_text(path, analysis.text):
+            confirmed.extend(run.comparison.for_path(path)[0])
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        ls.analysis_pool,
+        lambda: hover_at(
+            analysis,
+            params.position,
+            ls.workspace.position_codec,
+            unsafe=ls.settings.unsafe_quick_fixes,
+            docs_url=ls.settings.docs_url,
+            confirmed=confirmed,
         ),
     )
 

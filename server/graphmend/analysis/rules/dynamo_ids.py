@@ -1,0 +1,124 @@
+"""TorchDynamo's own graph-break ids for each rule, as dynamo reports them on torch 2.13.
+
+Dynamo tags every graph break with an id from its registry (`torch/_dynamo/graph_break_registry.json`,
+e.g. GB0036 "Dynamic shape operator"), prints it in `TORCH_LOGS=graph_breaks`, and documents each on
+PyTorch's graph-break site. The editor's hover shows them, so a user can go from GraphMend's finding
+to dynamo's words and back.
+
+The table is data measured, not guessed: it is what dynamo logged for each rule's `breaks` examples
+and the corpus (tests/ground_truth.py checks every logged id against it on every run, so a torch
+upgrade that renumbers a break fails the suite). `CONTEXT_IDS` are the ids dynamo gives a break
+because of where it happened (inside a loop, a context manager), whatever the construct.
+"""
+
+from __future__ import annotations
+
+GRAPH_BREAK_SITE = "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html"
+
+RULE_GB_IDS: dict[str, tuple[str, ...]] = {
+    "GM101": ("GB0170",),
+    "GM102": ("GB0170",),
+    "GM103": ("GB0170",),
+    "GM104": ("GB0033", "GB0170"),
+    "GM105": ("GB0170",),
+    "GM106": ("GB0170",),
+    "GM201": ("GB0124",),
+    "GM202": ("GB0033", "GB0109"),
+    "GM203": ("GB0124", "GB0033"),
+    "GM204": ("GB0059",),
+    "GM205": ("GB0124", "GB0033"),
+    "GM206": ("GB0033",),
+    "GM207": ("GB0033",),
+    "GM208": ("GB0059",),
+    "GM301": ("GB0059", "GB0156"),
+    "GM302": ("GB0059",),
+    "GM303": ("GB0059", "GB0007"),
+    "GM304": ("GB0007", "GB0059", "GB0142", "GB0156"),
+    "GM305": ("GB4841", "GB0007", "GB0156", "GB6215"),
+    "GM306": ("GB0291",),
+    "GM307": ("GB0007",),
+    "GM308": ("GB0007", "GB0156"),
+    "GM309": ("GB0007", "GB0033", "GB0008", "GB0208", "GB0294"),
+    "GM310": ("GB0007", "GB0208"),
+    "GM311": ("GB0007", "GB0059", "GB0175"),
+    "GM312": ("GB0007", "GB0156"),
+    "GM401": ("GB0036",),
+    "GM402": ("GB0036",),
+    "GM403": ("GB0036",),
+    "GM404": ("GB0036",),
+    "GM405": ("GB0036",),
+    "GM406": ("GB0036",),
+    "GM501": ("GB0025",),
+    "GM502": ("GB0098", "GB0007", "GB0099"),
+    "GM503": ("GB8977",),
+    "GM504": ("GB0264",),
+    "GM505": ("GB4198",),
+    "GM506": ("GB0123",),
+    "GM507": ("GB8985",),
+    "GM508": ("GB0207",),
+    "GM510": ("GB5976", "GB0208"),
+    "GM511": ("GB4695",),
+    "GM512": ("GB0045", "GB0046"),
+    "GM513": ("GB0088",),
+    "GM514": ("GB0142",),
+    "GM515": ("GB9186",),
+    "GM516": ("GB0007", "GB0059", "GB0134", "GB0147", "GB0208"),
+    "GM517": ("GB0119",),
+    "GM518": ("GB0014",),
+}
+
+# Ids that say where a break happened rather than what broke.
+CONTEXT_IDS = frozenset({"GB7000", "GB0066", "GB0092", "GB8335"})
+
+# The registry's `Gb_type` of every id above (checked against torch's registry by the tests).
+GRAPH_BREAK_TYPES: dict[str, str] = {
+    "GB0007": "Attempted to call function marked as skipped",
+    "GB0008": "Attempted to inline function marked as skipped",
+    "GB0014": "Attempted to wrap RNN, GRU, or LSTM",
+    "GB0025": "Call to `torch._dynamo.graph_break()`",
+    "GB0033": "Data dependent operator",
+    "GB0036": "Dynamic shape operator",
+    "GB0045": "Encountered tensor.is_inference() during tracing",
+    "GB0046": "Encountered torch.is_inference_mode_enabled during tracing",
+    "GB0059": "Failed to trace builtin operator",
+    "GB0066": "Graph break under GenericContextWrappingVariable",
+    "GB0088": "Observed exception",
+    "GB0092": "Reconstruction failure",
+    "GB0098": "Skip calling `torch.compiler.disable()`d function",
+    "GB0099": "Skip inlining `torch.compiler.disable()`d function",
+    "GB0109": "Tensor.tolist() with non-integer tensor",
+    "GB0119": "Uninitialized nn.Module",
+    "GB0123": "Unsupported Tensor.backward() call",
+    "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
+    "GB0134": "Unsupported arguments for itertools.groupby",
+    "GB0142": "Unsupported context manager",
+    "GB0147": "Unsupported function call",
+    "GB0156": "Unsupported method call",
+    "GB0170": "Data-dependent branching",
+    "GB0175": "builtin isinstance() cannot determine type of argument",
+    "GB0207": "sort with non-constant keys",
+    "GB0208": "torch.* op returned non-Tensor",
+    "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
+    "GB0291": "logging.Logger method not supported for non-export cases",
+    "GB0294": "attempted to trace numpy function unsupported by PyTorch",
+    "GB4198": "Attempted to copy.deepcopy a tensor",
+    "GB4695": "torch.jit.script/freeze modules unsupported",
+    "GB4841": "Unsupported python_type() call",
+    "GB5976": "Data pointer comparison",
+    "GB6215": "Unresolved GetAttrVariable comparison",
+    "GB7000": "graph break in loop",
+    "GB8335": "Generator reconstruction with mutations",
+    "GB8977": "Invalid call to __build_class__",
+    "GB8985": "requires_grad_() intermediate leaked as output",
+    "GB9186": "using `torch.autograd.grad` with `torch._dynamo.config.trace_autograd_ops=False`",
+}
+
+
+def gb_ids_for(code: str) -> tuple[str, ...]:
+    """The dynamo ids a finding of `code` corresponds to (none for GM000 and unknown codes)."""
+    return RULE_GB_IDS.get(code, ())
+
+
+def graph_break_url(gb_id: str) -> str:
+    """The id's page on PyTorch's graph-break site."""
+    return GRAPH_BREAK_SITE.format(gb_id.lower())
