@@ -19,7 +19,9 @@ The body runs the original code on these values: same text, same count, same exc
 from __future__ import annotations
 
 import ast
+import contextlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -89,6 +91,26 @@ class _Lifter:
         self.replace: dict[int, str] = {}  # id(ast expr) -> param name
         self.replace_field: dict[int, str] = {}  # id(ast expr of an f-string field) -> param (whole field)
         self.taken = {n.id for n in ast.walk(block) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
+        # Names read by the tests that decide whether the expression at hand runs at all (an `if`,
+        # the operands before it in `a and b`, a ternary's test): `labels.max()` after
+        # `labels is not None and` raises on None when evaluated unconditionally.
+        self.guard_names: list[set[str]] = []
+
+    @contextlib.contextmanager
+    def guarded_by(self, *guards: ast.expr) -> Iterator[None]:
+        """Python-level tests only (`x is not None`, `isinstance`, a flag): a tensor test cannot
+        keep an expression from raising on a Python value, and what raises on tensor data is not
+        speculable anyway (purity.py)."""
+        python_level = [g for g in guards if self.ctx.kind(g) not in TENSOR_KINDS]
+        self.guard_names.append({n.id for g in python_level for n in ast.walk(g) if isinstance(n, ast.Name)})
+        try:
+            yield
+        finally:
+            self.guard_names.pop()
+
+    def reads_a_guarded_name(self, expr: ast.expr) -> bool:
+        guarded = set().union(*self.guard_names) if self.guard_names else set()
+        return any(isinstance(n, ast.Name) and n.id in guarded for n in ast.walk(expr))
 
     # -- statements -----------------------------------------------------------------------------
     def statement(self, stmt: ast.stmt, conditional: bool) -> None:
@@ -96,8 +118,9 @@ class _Lifter:
             return
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, conditional)
-            for inner in [*stmt.body, *stmt.orelse]:
-                self.statement(inner, True)
+            with self.guarded_by(stmt.test):
+                for inner in [*stmt.body, *stmt.orelse]:
+                    self.statement(inner, True)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self.effect_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Raise):
@@ -107,7 +130,8 @@ class _Lifter:
         elif isinstance(stmt, ast.Assert):
             self.expr(stmt.test, conditional)
             if stmt.msg is not None:
-                self.expr(stmt.msg, True, text=True)  # only evaluated when the assert fails
+                with self.guarded_by(stmt.test):
+                    self.expr(stmt.msg, True, text=True)  # only evaluated when the assert fails
 
     def effect_call(self, call: ast.Call, conditional: bool) -> None:
         """print / log / warn: which arguments are only formatted (passed as text)."""
@@ -181,11 +205,19 @@ class _Lifter:
         if kind in TENSOR_KINDS and liftable and self.speculable(expr):
             # Read conditionally: keep the work in the body (it runs only when the original ran
             # it), unless that needs a value the op cannot take; then evaluate it in the graph
-            # on every call (it is pure and cannot raise on data, so that is unobservable).
+            # on every call (it is pure and cannot raise on data, so that is unobservable) -
+            # unless the test guarding it reads the same names: it may be what keeps it from
+            # raising (`x is not None and x.max() > 0`), so the fix declines instead.
             saved = self.snapshot()
             try:
                 self.children(expr, conditional)
             except DeclineError:
+                if self.reads_a_guarded_name(expr):
+                    raise DeclineError(
+                        "guarded-value",
+                        f"`{self.ctx.code(expr)[:40]}` runs only after a test on its names, which may keep it from raising; "
+                        "evaluated on every call it could raise, and the op cannot take it otherwise",
+                    ) from None
                 self.restore(saved)
                 self.lift(expr, TENSOR)
             return
@@ -225,13 +257,15 @@ class _Lifter:
             return
         if isinstance(expr, ast.BoolOp):
             self.expr(expr.values[0], conditional)
-            for value in expr.values[1:]:
-                self.expr(value, True)
+            for position, value in enumerate(expr.values[1:], start=1):
+                with self.guarded_by(*expr.values[:position]):
+                    self.expr(value, True)
             return
         if isinstance(expr, ast.IfExp):
             self.expr(expr.test, conditional)
-            self.expr(expr.body, True)
-            self.expr(expr.orelse, True)
+            with self.guarded_by(expr.test):
+                self.expr(expr.body, True)
+                self.expr(expr.orelse, True)
             return
         for child in ast.iter_child_nodes(expr):
             if isinstance(child, ast.expr):

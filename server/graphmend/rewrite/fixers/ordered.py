@@ -22,7 +22,7 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import TENSOR_KINDS
+from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
 from ...findings import Finding
 from ..context import FixContext
 from ..effects import EffectCall, effect_of
@@ -55,6 +55,7 @@ class OrderedEffectFixer:
         peel = _python_prefix(ctx, block)
         if any(e.what == "check" for e in effects):
             _check_no_state_change(ctx, function, block, local)
+            _check_nothing_later_fails_on_values(ctx, function, block)
         try:
             site = build_site(ctx, function, block, peel, prelude)
         except DeclineError:
@@ -170,10 +171,19 @@ def _python_prefix(ctx: FixContext, block: ast.stmt) -> int:
         return 0
     count = 0
     for value in block.test.values[:-1]:
-        if _tests_tensor(ctx, value):
+        if not _identity_test(value) and _tests_tensor(ctx, value):
             break
         count += 1
     return count
+
+
+def _identity_test(test: ast.expr) -> bool:
+    """`x is None`, `x is not None`, `isinstance(x, T)`: dynamo knows these of a tensor too."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _identity_test(test.operand)
+    if isinstance(test, ast.Compare):
+        return all(isinstance(op, (ast.Is, ast.IsNot)) for op in test.ops)
+    return isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("isinstance", "hasattr", "callable")
 
 
 def _check_no_state_change(ctx: FixContext, function: Function, block: ast.stmt, local: set[str]) -> None:
@@ -193,6 +203,64 @@ def _check_no_state_change(ctx: FixContext, function: Function, block: ast.stmt,
                 "state-change-and-check",
                 f"`{ctx.code(node).splitlines()[0][:50]}` changes {outer} {when} the check: inside the graph the order of "
                 "that change and a failing check is not kept",
+            )
+
+
+# Operations that raise on tensor *values* (an index out of range, a negative count): inside the
+# graph, inductor may run them before the moved check, so an input the check rejects could raise
+# their error instead of the check's (seen: `labels.max() >= vocab` then `cross_entropy`).
+VALUE_CHECKING_CALLS = frozenset(
+    {
+        "torch.gather", "torch.index_select", "torch.take", "torch.take_along_dim", "torch.bincount",
+        "torch.multinomial", "torch.scatter", "torch.scatter_add", "torch.index_add", "torch.index_copy",
+        "torch.index_fill", "torch.index_put", "torch.repeat_interleave", "torch.embedding", "torch._assert_async",
+        "torch.nn.functional.embedding", "torch.nn.functional.embedding_bag", "torch.nn.functional.one_hot",
+        "torch.nn.functional.cross_entropy", "torch.nn.functional.nll_loss", "torch.nn.functional.ctc_loss",
+        "torch.nn.functional.multi_margin_loss", "torch.nn.functional.multilabel_margin_loss",
+    }
+)
+VALUE_CHECKING_METHODS = frozenset(
+    {
+        "gather", "index_select", "take", "take_along_dim", "bincount", "multinomial", "scatter", "scatter_",
+        "scatter_add", "scatter_add_", "scatter_reduce", "scatter_reduce_", "index_add", "index_add_", "index_copy",
+        "index_copy_", "index_fill", "index_fill_", "index_put", "index_put_", "put_", "repeat_interleave",
+    }
+)
+VALUE_CHECKING_MODULES = frozenset({"Embedding", "EmbeddingBag", "CrossEntropyLoss", "NLLLoss", "CTCLoss", "MultiMarginLoss"})
+
+
+def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, block: ast.stmt) -> None:
+    """Decline a check followed, in the same function, by an operation that raises on tensor
+    values: the original raised the check's exception first; in the graph that operation's error
+    could come first, with another type and message."""
+    end = block.end_lineno or block.lineno
+    cls = next((a for a in ctx.ancestors(function) if isinstance(a, ast.ClassDef)), None)
+    info = ctx.index.classes.get(cls.name) if cls is not None else None
+    for node in own_nodes(function):
+        if getattr(node, "lineno", 0) <= end:
+            continue
+        failing = None
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func)
+            if name in VALUE_CHECKING_CALLS:
+                failing = name
+            elif isinstance(node.func, ast.Attribute) and node.func.attr in VALUE_CHECKING_METHODS and ctx.kind(node.func.value) in TENSOR_KINDS:
+                failing = f".{node.func.attr}()"
+            elif (
+                info is not None
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and ctx.index.attr_torch_class(info, node.func.attr) in VALUE_CHECKING_MODULES
+            ):
+                failing = f"nn.{ctx.index.attr_torch_class(info, node.func.attr)}"
+        elif isinstance(node, ast.Subscript) and ctx.kind(node.slice) in TENSOR_KINDS and ctx.kind(node.slice) not in BOOL_KINDS:
+            failing = "indexing with a tensor"
+        if failing is not None:
+            raise DeclineError(
+                "fails-on-values-after-check",
+                f"`{ctx.code(node).splitlines()[0][:50]}` ({failing}) raises on some tensor values after the check: inside the "
+                "graph it may run first and raise its own error where the check raised",
             )
 
 
