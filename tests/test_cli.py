@@ -265,3 +265,33 @@ def test_pre_commit_hooks_check_and_fix_the_named_files_but_not_excluded_ones(pr
     assert "torch.where(x > 0, x, 0).sum()" in (project / "fixable.py").read_text(encoding="utf-8")
     assert (project / "generated" / "gen.py").read_text(encoding="utf-8") == MASKED_SUM
     assert (project / "model.py").read_text(encoding="utf-8") == BREAKING  # no safe fix there
+
+
+HELPER = '''import torch
+
+
+def accuracy(pred, target, ignore_index=-100):
+    if (target != ignore_index).sum() == 0:
+        return pred.new_tensor(0.0)
+    return (pred.argmax(-1) == target).float().mean()
+
+
+class Scheduler:
+    def step(self, x):
+        return x * x.max().item()
+'''
+
+
+def test_functions_compiled_elsewhere_are_analysed_when_the_config_names_them(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "losses.py").write_text(HELPER, encoding="utf-8")
+    _, out, _ = run(capsys, "check", "--format", "json", "losses.py")
+    assert json.loads(out) == []  # nothing here is compiled as far as the file shows
+    (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["losses.py:accuracy", "*.py:Scheduler.step"]\n')
+    _, out, _ = run(capsys, "check", "--format", "json", "losses.py")
+    assert [(r["line"], r["code"]) for r in json.loads(out)] == [(5, "GM101"), (12, "GM201")]
+
+
+def test_a_compiled_entry_without_a_path_is_a_configuration_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["accuracy"]\n')
+    code, _, err = run(capsys, "check", "model.py")
+    assert code == 2 and "`compiled`" in err and "path.py:Name" in err

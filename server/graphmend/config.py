@@ -7,6 +7,7 @@ select = ["GM"]            # codes or prefixes ("GM1" = the whole control-flow f
 ignore = ["GM301"]         # the most specific entry wins, so ignore GM301 but select GM3 works
 exclude = ["build/**"]     # glob patterns, relative to the pyproject.toml directory
 compile-forward = true     # treat every nn.Module.forward as compiled (users compile whole models)
+compiled = ["losses.py:focal_loss"]  # compiled elsewhere: "path glob:function|Class.method|Class"
 dynamo-config = ["capture_scalar_outputs"]  # torch._dynamo.config flags your program sets to True
 
 [tool.graphmend.samples]
@@ -19,6 +20,7 @@ longest wins; on a tie, `ignore` wins.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 CODE_PATTERN = re.compile(r"^(ALL|GM\d{0,3})$")
-_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "samples", "max-file-bytes", "dynamo-config"}
+_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "compiled", "samples", "max-file-bytes", "dynamo-config"}
 DYNAMO_FLAGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
 
@@ -47,6 +49,20 @@ class Config:
     # functions of this file called from compiled code in other files (found by the language
     # server with jedi): ("helper" or "Class.method", why it counts as compiled)
     extra_entries: tuple[tuple[str, str], ...] = ()
+    # `path:Qualname` entries the user compiles somewhere GraphMend does not look (a training
+    # script, a notebook): `losses.py:focal_loss`, `models/*.py:Decoder.step`, `sched.py:Euler`
+    compiled: tuple[str, ...] = ()
+    named_entries: tuple[tuple[str, str], ...] = ()  # compiled_in(path) of the file being analysed
+
+    def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:
+        """The `compiled` entries (and the sample targets, which the user compiles to confirm them)
+        naming functions, methods or classes of the file at `path`: (qualified name, why)."""
+        found: list[tuple[str, str]] = []
+        for entry, why in [*((e, "`compiled` in [tool.graphmend]") for e in self.compiled), *((t, "a sample target in [tool.graphmend.samples]") for t in self.samples)]:
+            pattern, _, qualified = entry.rpartition(":")
+            if pattern and qualified and _path_matches(path, pattern, self.root):
+                found.append((qualified, f"`{qualified}`, named as compiled by {why}"))
+        return tuple(found)
 
     def is_enabled(self, code: str) -> bool:
         """Whether findings with `code` are reported (GM000, the parse failure, always is)."""
@@ -129,6 +145,14 @@ def parse_settings(table: dict[str, Any], source: str = "", root: Path | None = 
         if not isinstance(value, bool):
             raise ConfigError(f"`compile-forward` in {source or '[tool.graphmend]'} must be true or false")
         changes["compile_forward"] = value
+    if "compiled" in table:
+        compiled = table["compiled"]
+        if not isinstance(compiled, list) or not all(isinstance(c, str) and ":" in c.strip(":") for c in compiled):
+            raise ConfigError(
+                f"`compiled` in {source or '[tool.graphmend]'} must be a list of \"path.py:Name\" entries "
+                "(a function, `Class.method` or a class, in files matching the path glob)"
+            )
+        changes["compiled"] = tuple(compiled)
     if "max-file-bytes" in table:
         value = table["max-file-bytes"]
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
@@ -188,3 +212,15 @@ def config_for(start: Path) -> Config:
     """The configuration that applies to a file or directory: the nearest [tool.graphmend], else defaults."""
     found = find_pyproject(start)
     return load_config(found) if found else Config()
+
+
+def _path_matches(path: str, pattern: str, root: Path | None) -> bool:
+    """Whether `path` is the file `pattern` (a glob, relative to the config's directory) names."""
+    candidate = Path(path)
+    names = [candidate.as_posix(), candidate.name]
+    if root is not None:
+        try:
+            names.append(candidate.resolve().relative_to(root.resolve()).as_posix())
+        except (ValueError, OSError):
+            pass
+    return any(fnmatch.fnmatch(name, pattern) for name in names)

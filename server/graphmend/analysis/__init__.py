@@ -7,6 +7,7 @@ all call. Detection runs on stdlib `ast` only (libcst is for rewrites, never the
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 
 from ..config import Config
@@ -62,6 +63,9 @@ def analyze_detailed(
     keep_facts: bool = False,
 ) -> AnalysisResult:
     config = config or Config()
+    named = config.compiled_in(path) if (config.compiled or config.samples) else ()
+    if named:
+        config = dataclasses.replace(config, named_entries=named)
     # The cyclic garbage collector finds nothing to free in a fresh syntax tree but runs again and
     # again while the parser allocates it: pausing it halves the time of a large file.
     collecting = gc.isenabled()

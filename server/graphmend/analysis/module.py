@@ -61,7 +61,9 @@ class ModuleAnalysis:
         self._done: set[int] = set()
 
     def run(self) -> list[Finding]:
-        for entry in find_entries(self.tree, self.index, self.source.text, self.config.compile_forward, self.config.extra_entries):
+        for entry in find_entries(
+            self.tree, self.index, self.source.text, self.config.compile_forward, self.config.extra_entries, self.config.named_entries
+        ):
             self._push(_Work(entry.function, entry.cls, {}, None, True, entry.reason, entry.explicit))
         while self._queue:
             work = self._queue.popleft()

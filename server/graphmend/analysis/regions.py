@@ -7,6 +7,8 @@ A graph break only matters in code dynamo traces. Entries are
   `torch._dynamo.optimize(...)(f)` and `model.compile()` in the same file;
 - every `forward` of an nn.Module subclass, unless `compile-forward = false`: users compile whole
   models, so a model file is compiled code even when the compile call lives elsewhere;
+- functions, methods and classes the configuration names as compiled (`compiled`, and the targets
+  of `samples`): the user compiles them somewhere GraphMend does not look (`named`);
 - functions the language server found called from compiled code in other files (`extra`).
 The walker then follows calls from entries into functions and methods of the same file, so
 helpers are analysed as compiled too.
@@ -34,7 +36,12 @@ class Entry:
 
 
 def find_entries(
-    tree: ast.Module, index: ModuleIndex, text: str, compile_forward: bool, extra: tuple[tuple[str, str], ...] = ()
+    tree: ast.Module,
+    index: ModuleIndex,
+    text: str,
+    compile_forward: bool,
+    extra: tuple[tuple[str, str], ...] = (),
+    named: tuple[tuple[str, str], ...] = (),
 ) -> list[Entry]:
     entries: list[Entry] = []
     seen: set[int] = set()
@@ -54,13 +61,19 @@ def find_entries(
             marked_lines.add(line)
     if marked_lines:
         _decorated_and_called(tree, index, marked_lines, add)
-    for qualified, reason in extra:  # called from compiled code in another file
-        owner, _, method = qualified.rpartition(".")
-        if owner:
-            info = index.classes.get(owner)
-            add(info.methods.get(method) if info is not None else None, info, reason, explicit=False)
-        else:
-            add(index.functions.get(qualified), None, reason, explicit=False)
+    # named in the config: compiled by the user's own call, like a decorated function; called
+    # from compiled code in another file: analysed with what the callers pass
+    for listed, explicit in ((named, True), (extra, False)):
+        for qualified, reason in listed:
+            owner, _, method = qualified.rpartition(".")
+            if owner:
+                info = index.classes.get(owner)
+                add(info.methods.get(method) if info is not None else None, info, reason, explicit)
+            elif qualified in index.classes:  # a class: what calling an instance runs
+                info = index.classes[qualified]
+                add(info.methods.get("forward") or info.methods.get("__call__"), info, reason, explicit)
+            else:
+                add(index.functions.get(qualified), None, reason, explicit)
     if compile_forward and "register_" in text:  # hooks run inside the module call dynamo traces
         for function, cls, line in _hooks(tree, index):
             add(function, cls, f"`{_describe(function, cls)}`, registered as a module hook on line {line}", explicit=False)
