@@ -77,6 +77,7 @@ HERE = Path(__file__).resolve().parent
 # `--corpus DIR` (passed to the per-case workers through the environment) runs another corpus of
 # the same layout, such as bench/working: the held-out corpus is the default.
 CORPUS = Path(os.environ.get("GRAPHMEND_CORPUS", str(HERE))).resolve()
+NAME_COMPILED = os.environ.get("GRAPHMEND_NAME_COMPILED") == "1"  # --name-compiled, seen by the workers
 CASES = CORPUS / "cases"
 HAND = CORPUS / "hand"
 REPO = HERE.parent.parent
@@ -424,6 +425,20 @@ def _short(value: Any) -> str:
 
 # -- one case (worker process) ------------------------------------------------------------------
 def _import(path: Path, name: str) -> Any:
+    # Dynamo keeps a reference to a module it imports while tracing as `__import_<name>` in the
+    # globals of the frame it compiled (torch's own, when the case's function is wrapped by
+    # `torch.no_grad()`); a variant imported later under the same name would be guarded against
+    # the earlier module's attributes (dynamo also caches the import itself). A fresh process has
+    # neither: drop both.
+    symbolic_convert = sys.modules.get("torch._dynamo.symbolic_convert")
+    cached_import = getattr(symbolic_convert, "_import_module", None)
+    if hasattr(cached_import, "cache_clear"):
+        cached_import.cache_clear()
+    alias = "__import_" + name.replace(".", "_dot_")
+    for loaded in list(sys.modules.values()):
+        namespace = getattr(loaded, "__dict__", None)
+        if isinstance(namespace, dict) and alias in namespace:
+            del namespace[alias]
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -444,10 +459,23 @@ def _calls(module: Any) -> list[tuple[tuple, bool]]:
     return normal + failing
 
 
-def graphmend_fix(path: Path, workdir: Path) -> tuple[Path, str | None]:
-    """A copy of the case fixed by `graphmend fix` (default, safe tier)."""
+def compiled_entry(obj: Any, path: Path) -> str | None:
+    """`case.py:Name` for what `make()` returns, as a user names it in `[tool.graphmend] compiled`:
+    a function, `Class.method` for a bound method, the class of a module (its forward)."""
+    function = getattr(obj, "__func__", obj)
+    if callable(function) and hasattr(function, "__qualname__") and "<" not in function.__qualname__:
+        return f"{path.name}:{function.__qualname__}"
+    cls = type(obj)
+    return f"{path.name}:{cls.__qualname__}" if "<" not in cls.__qualname__ else None
+
+
+def graphmend_fix(path: Path, workdir: Path, entry: str | None = None) -> tuple[Path, str | None]:
+    """A copy of the case fixed by `graphmend fix` (default, safe tier). With `entry`, the
+    configuration names it as compiled, as a user whose `torch.compile` call lives elsewhere does."""
     target = workdir / path.name
     shutil.copyfile(path, target)
+    if entry is not None:
+        (workdir / "pyproject.toml").write_text(f'[tool.graphmend]\ncompiled = ["{entry}"]\n', encoding="utf-8")
     script = Path(sys.executable).with_name("graphmend")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "graphmend"]
     done = subprocess.run(
@@ -552,7 +580,9 @@ def _run_worker(name: str, inductor: bool) -> dict:
     timings = {"original_and_hand_s": round(time.perf_counter() - started, 1)}
     with tempfile.TemporaryDirectory(prefix="heldout_fix_") as tmp:
         fix_started = time.perf_counter()
-        fixed_path, error = graphmend_fix(case_path, Path(tmp))
+        entry = compiled_entry(original.make(), case_path) if NAME_COMPILED else None
+        fixed_path, error = graphmend_fix(case_path, Path(tmp), entry)
+        result["compiled_entry"] = entry
         timings["graphmend_fix_s"] = round(time.perf_counter() - fix_started, 1)
         gm: dict[str, Any] = {"error": error}
         result["graphmend"] = gm
@@ -697,9 +727,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the full results here")
     parser.add_argument("-j", "--jobs", type=int, default=1, help="cases run in parallel (default 1)")
     parser.add_argument("--timeout", type=int, default=0, help="seconds per case (default 240, 900 with --inductor)")
+    parser.add_argument(
+        "--name-compiled",
+        action="store_true",
+        help="tell graphmend what make() returns is compiled ([tool.graphmend] compiled), as a user whose torch.compile call is elsewhere does",
+    )
     parser.add_argument("--corpus", help="a folder with cases/ and hand/ of the same layout (default: this folder)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.name_compiled:
+        os.environ["GRAPHMEND_NAME_COMPILED"] = "1"
     if args.corpus:
         os.environ["GRAPHMEND_CORPUS"] = str(Path(args.corpus).resolve())
         global CORPUS, CASES, HAND

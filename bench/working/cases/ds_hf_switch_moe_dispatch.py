@@ -1,0 +1,100 @@
+"""Switch Transformers sparse MLP: top-1 routing with expert capacity, dispatched by boolean masks.
+
+Source: https://github.com/huggingface/transformers/blob/v4.40.0/src/transformers/models/switch_transformers/modeling_switch_transformers.py
+(`SwitchTransformersTop1Router`, `SwitchTransformersSparseMLP.forward`).
+
+Breaks: `hidden_states[token_indices]` (boolean-mask gather, dynamic output shape) and the masked
+assignment `next_states[token_indices] = ...` inside the per-expert loop.
+
+HAND: run every expert on all tokens and keep each token's own output with
+`torch.where(token_indices[..., None], expert(hidden_states), next_states)`; tokens dropped by the
+capacity limit keep their input, as in the source.
+"""
+
+import torch
+import torch.nn as nn
+
+KIND = "moe-mask"
+GRAD = True
+
+
+class DenseActDense(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.wi = nn.Linear(d_model, d_ff, bias=False)
+        self.wo = nn.Linear(d_ff, d_model, bias=False)
+        self.act = nn.ReLU()
+
+    def forward(self, hidden_states):
+        hidden_states = self.wi(hidden_states)
+        hidden_states = self.act(hidden_states)
+        hidden_states = self.wo(hidden_states)
+        return hidden_states
+
+
+class Top1Router(nn.Module):
+    def __init__(self, d_model, num_experts, expert_capacity):
+        super().__init__()
+        self.num_experts = num_experts
+        self.expert_capacity = expert_capacity
+        self.classifier = nn.Linear(d_model, num_experts, bias=False)
+        self.dtype = torch.float32
+
+    def _compute_router_probabilities(self, hidden_states):
+        self.input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(self.dtype)
+        router_logits = self.classifier(hidden_states)
+        router_probabilities = nn.functional.softmax(router_logits, dim=-1, dtype=self.dtype).to(self.input_dtype)
+        return router_probabilities, router_logits
+
+    def forward(self, hidden_states):
+        router_probs, router_logits = self._compute_router_probabilities(hidden_states)
+        expert_index = torch.argmax(router_probs, dim=-1)
+        expert_index = torch.nn.functional.one_hot(expert_index, num_classes=self.num_experts)
+        # Mask tokens outside expert capacity. Sum over each sequence
+        token_priority = torch.cumsum(expert_index, dim=-2)
+        # mask if the token routed to to the expert will overflow
+        expert_capacity_mask = token_priority <= self.expert_capacity
+        expert_index = expert_index * expert_capacity_mask
+        router_probs = torch.max(router_probs, dim=-1).values.unsqueeze(-1)
+        return expert_index, router_probs, router_logits
+
+
+class SwitchTransformersSparseMLP(nn.Module):
+    def __init__(self, d_model=8, d_ff=16, num_experts=4, expert_capacity=3):
+        super().__init__()
+        self.router = Top1Router(d_model, num_experts, expert_capacity)
+        self.experts = nn.ModuleDict()
+        for idx in range(num_experts):
+            self.experts[f"expert_{idx}"] = DenseActDense(d_model, d_ff)
+
+    def forward(self, hidden_states):
+        router_mask, router_probs, router_logits = self.router(hidden_states)
+        expert_index = torch.argmax(router_mask, dim=-1)
+
+        # The routers introduced might not always map all the tokens, to a router, which means that some hidden states
+        # can be unchanged from one layer to another. That is why the hidden states are cloned before updating only the seleced ones.
+
+        next_states = hidden_states.clone()
+        for idx, expert in enumerate(self.experts.values()):
+            token_indices = router_mask[:, :, idx].bool()
+            next_states[token_indices] = expert(hidden_states[token_indices]).to(next_states.dtype)
+
+        hidden_states = router_probs * next_states
+        return hidden_states, (router_logits, expert_index)
+
+
+def make():
+    torch.manual_seed(0)
+    return SwitchTransformersSparseMLP()
+
+
+def inputs():
+    g = torch.Generator().manual_seed(1)
+    out = []
+    for b, s in [(1, 4), (2, 5), (2, 8), (1, 1), (3, 6), (2, 12), (1, 7), (4, 3)]:
+        out.append((torch.randn(b, s, 8, generator=g),))
+    # every token routed to the same expert: capacity drops the tail, other experts get no token
+    x = torch.randn(1, 1, 8, generator=g).repeat(2, 6, 1)
+    out.append((x,))
+    return out

@@ -1,0 +1,53 @@
+"""Hand rewrite of ds_deepspeech_maskconv_lengths: the padding mask from one broadcast comparison."""
+
+import torch
+import torch.nn as nn
+
+KIND = "item-loop-mask"
+GRAD = True
+
+
+class MaskConv(nn.Module):
+    def __init__(self, seq_module):
+        """
+        Adds padding to the output of the module based on the given lengths. This is to ensure that the
+        results of the model do not change when batch sizes change during inference.
+        Input needs to be in the shape of (BxCxDxT)
+        :param seq_module: The sequential module containing the conv stack.
+        """
+        super(MaskConv, self).__init__()
+        self.seq_module = seq_module
+
+    def forward(self, x, lengths):
+        """
+        :param x: The input of size BxCxDxT
+        :param lengths: The actual length of each sequence in the batch
+        :return: Masked output from the module
+        """
+        for module in self.seq_module:
+            x = module(x)
+            steps = torch.arange(x.size(3), device=x.device)
+            mask = (steps[None, :] >= lengths.to(x.device)[:, None])[:, None, None, :].expand(x.size())
+            x = x.masked_fill(mask, 0)
+        return x, lengths
+
+
+def make():
+    torch.manual_seed(0)
+    return MaskConv(nn.Sequential(
+        nn.Conv2d(1, 4, kernel_size=(5, 3), stride=(2, 1), padding=(2, 1)),
+        nn.BatchNorm2d(4),
+        nn.Hardtanh(0, 20, inplace=True),
+        nn.Conv2d(4, 4, kernel_size=(3, 3), stride=(2, 1), padding=(1, 1)),
+        nn.BatchNorm2d(4),
+        nn.Hardtanh(0, 20, inplace=True),
+    ))
+
+
+def inputs():
+    g = torch.Generator().manual_seed(12)
+    out = []
+    for lens, t in [([10], 10), ([10, 6], 10), ([3, 8, 8], 8), ([1], 5), ([12, 12], 12), ([0, 7], 7), ([4, 9, 2, 6], 9), ([5], 9)]:
+        x = torch.randn(len(lens), 1, 8, t, generator=g)
+        out.append((x, torch.tensor(lens, dtype=torch.int32)))
+    return out
