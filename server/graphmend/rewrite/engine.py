@@ -29,11 +29,14 @@ def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | D
     pattern"); the others stay in `also`. Without `unsafe`, a decline names the unsafe fix that
     would apply, so the user knows there is one and what it changes."""
     declines: list[Declined] = []
+    narrow: list[Declined] = []  # declines of fixers for one special shape of the pattern
     alternative: str | None = None
     for fixer in fixers_for(finding.code, unsafe):
         outcome = _plan_one(fixer, finding, ctx)
         if isinstance(outcome, Declined):
             declines.append(outcome)
+            if getattr(fixer, "narrow", False):
+                narrow.append(outcome)
         elif outcome.safety is Safety.UNSAFE and not unsafe:  # a safe fixer's riskier variant
             alternative = alternative or outcome.title
         else:
@@ -45,7 +48,11 @@ def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | D
         return Declined(finding, "no safe rewrite applies", "unsafe-only", tuple(declines), alternative)
     if not declines:
         return Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
-    chosen = (specific or declines)[0]
+    # No precondition failed: every fixer says "not my pattern". The general fixer for the rule
+    # says the most ("a branch does more than assign a name (`break`)"); a narrow one's "the
+    # condition is not a padding-mask test" says least.
+    general = [d for d in declines if not any(d is n for n in narrow)]
+    chosen = (specific or general or declines)[0]
     others = tuple(d for d in declines if d is not chosen)
     return Declined(finding, chosen.reason, chosen.key, others, alternative)
 

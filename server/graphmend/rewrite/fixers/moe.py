@@ -79,6 +79,7 @@ def _loops_over_assigned(ctx: FixContext, function: ast.AST, node: ast.AST) -> l
 
 
 class MoEDispatchFixer:
+    narrow = True  # one shape of its codes (an expert dispatch): its "not my pattern" says least
     """Anchored on any finding inside the dispatch loop or on the list of experts hit."""
 
     codes = frozenset({"GM401", "GM202", "GM206", "GM101"})
@@ -393,6 +394,7 @@ _FRESH_TENSOR = {"torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_li
 
 
 class MaskedExpertUpdateFixer:
+    narrow = True  # one shape of its codes (an expert dispatch): its "not my pattern" says least
     """Switch-Transformers-style dispatch: `out[mask[..., e]] = expert_e(x[mask[..., e]])` for the
     experts hit (a `.nonzero().tolist()` list) -> a loop over every expert with
     `out = torch.where(mask[..., e, None], expert_e(x).to(out.dtype), out)`.
