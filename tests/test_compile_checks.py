@@ -171,3 +171,18 @@ def test_an_assignment_through_a_mask_the_check_rejects_runs_as_before(tmp_path:
             assert outcome(run, args) == expected
     assert isinstance(outcome(original, rejected[2]), tuple), "the row mask should assign rows"
     assert run_compiled(rewritten, rejected[2:3], str(paths[1])).break_sites, "rejected inputs take the original assignment, which breaks"
+
+
+def test_arithmetic_through_a_mask_is_checked_for_a_dtype_it_keeps(tmp_path: Path) -> None:
+    """`out[m] = src[m] / 2` on integer tensors raises (index_put of float values into an integer
+    tensor); `where` would promote and `copy_` truncate: the check sends it to the original."""
+    source = MASKED_ASSIGN_SOURCE.replace("out[mask] = src[mask]", "out[m > 0] = src[m > 0] / 2").replace("(out, src, mask)", "(out, src, m)")
+    (original, rewritten), _ = _pair(tmp_path, source, 'arithmetic="floating"')
+    args = (torch.zeros(4, dtype=torch.long), torch.arange(4), torch.tensor([1.0, -1.0, 2.0, 3.0]))
+    messages = []
+    for run in (original, rewritten, torch.compile(rewritten, backend="eager")):
+        torch._dynamo.reset()
+        with pytest.raises(RuntimeError) as raised:
+            run(*args)
+        messages.append(str(raised.value).splitlines()[0])
+    assert len(set(messages)) == 1 and "dtype" in messages[0]

@@ -77,18 +77,23 @@ assert MASK_SELECTS_ALIKE in TRUE_WHEN_FIXED_NAMES
 
 _MASK_SELECTS_ALIKE_TEXT = '''
 
-def {name}(mask, *values):
+def {name}(mask, *values, arithmetic=""):
     """Whether `mask` is a boolean tensor with the shape and device of `values`, tensors of one
-    dtype: then `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` exactly.
+    dtype: then `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` exactly. With
+    `arithmetic` ("integer": `+ - *` by ints, "floating": also floats and `/`), the dtype must be
+    one such arithmetic keeps (not bool; floating), so the value written has `out`'s dtype.
 
     Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
     while tracing and costs no graph break; where it is False the original assignment runs.
     """
+    dtype = values[0].dtype if isinstance(values[0], {torch}.Tensor) else None
     return (
         isinstance(mask, {torch}.Tensor)
         and mask.dtype == {torch}.bool
-        and all(isinstance(v, {torch}.Tensor) and v.dtype == values[0].dtype for v in values)
+        and all(isinstance(v, {torch}.Tensor) and v.dtype == dtype for v in values)
         and all(v.shape == mask.shape and v.device == mask.device for v in values)
+        and (arithmetic != "integer" or dtype != {torch}.bool)
+        and (arithmetic != "floating" or dtype.is_floating_point)
     )
 '''
 

@@ -11,6 +11,13 @@ changes exactly as before:
     else:
         out[m] = src[m]
 
+The value may also be elementwise arithmetic on one such selection and Python numbers
+(`out[m] = src[m] * scale + 1`): `+ - *` and division by a number are correctly rounded per
+element, so computing them on every element and keeping the selected ones gives the same values;
+their derivative is a finite constant, so the zero gradient `where` sends the unselected elements
+stays zero. Division *by* a tensor, two tensors, and other functions (`exp`, whose vectorised and
+scalar paths can differ in the last bit depending on an element's position) are left alone.
+
 Exact only when the mask is boolean with the shape and device of both tensors (a mask over leading
 dimensions selects rows, a uint8 mask indexes differently) and the tensors share a dtype (the
 assignment casts to `out`'s dtype, `where` would promote). Dynamo knows all of that while tracing,
@@ -57,22 +64,28 @@ class MaskedAssignFixer:
 
     def _plan(self, finding: Finding, ctx: FixContext, statement: ast.Assign | ast.AugAssign, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Fix:
         target, value = _target_and_value(statement)
-        if not (isinstance(target, ast.Subscript) and isinstance(value, ast.Subscript)):
+        if not isinstance(target, ast.Subscript):
             raise _decline("not-a-statement", "only `out[mask] = src[mask]` is rewritten")
         mask = target.slice
-        if ctx.code(value.slice) != ctx.code(mask):
-            raise _decline("different-masks", f"`{ctx.code(target)[:30]}` and `{ctx.code(value)[:30]}` use different indices")
+        selection = _selection(ctx, value)
+        if selection is None:
+            raise _decline("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
+        if ctx.code(selection.slice) != ctx.code(mask):
+            raise _decline("different-masks", f"`{ctx.code(target)[:30]}` and `{ctx.code(selection)[:30]}` use different indices")
+        arithmetic = "" if value is selection else _arithmetic_kind(value)
         operator = ""
         if isinstance(statement, ast.AugAssign):
             operator = _OPERATORS.get(type(statement.op), "")
             if not operator:
                 raise _decline("augmented-product", "only `+=` and `-=` through a mask keep their gradients as a where")
-        for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the copied tensor", value.value)):
+        for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the copied tensor", selection.value)):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
-        out, src, mask_text = ctx.atom(target.value), ctx.atom(value.value), ctx.code(mask)
+        out, mask_text = ctx.atom(target.value), ctx.code(mask)
+        src = _render_without_selection(ctx, value, selection)
         selected = f"{out} {operator} {src}" if operator else src
         torch = ctx.torch_name()
-        check = call_text(MASK_SELECTS_ALIKE, mask_text, ctx.code(target.value), ctx.code(value.value))
+        arguments = [mask_text, ctx.code(target.value), ctx.code(selection.value)] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
+        check = call_text(MASK_SELECTS_ALIKE, *arguments)
         if _shares_a_line(ctx, statement):
             raise _decline("several-statements", "the line holds more than one statement")
         line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
@@ -104,3 +117,52 @@ def _shares_a_line(ctx: FixContext, statement: ast.stmt) -> bool:
     siblings = [n for n in ast.iter_child_nodes(parent) if isinstance(n, ast.stmt)] if parent is not None else []
     end = statement.end_lineno or statement.lineno
     return any(s is not statement and s.lineno <= end and (s.end_lineno or s.lineno) >= statement.lineno for s in siblings)
+
+
+def _selection(ctx: FixContext, value: ast.expr) -> ast.Subscript | None:
+    """The one `src[mask]` in `value`, when `value` is it or elementwise arithmetic on it and
+    Python numbers (`src[m] * 2 - 1`, `-src[m] / scale`); None otherwise."""
+    if isinstance(value, ast.Subscript):
+        return value
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        return _selection(ctx, value.operand)
+    if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        left, right = _is_number(ctx, value.left), _is_number(ctx, value.right)
+        if right and not left:
+            return _selection(ctx, value.left)
+        if left and not right and not isinstance(value.op, ast.Div):  # n / src: 1/0 in the unselected part
+            return _selection(ctx, value.right)
+    return None
+
+
+def _is_number(ctx: FixContext, node: ast.expr) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) and _is_number(ctx, node.operand)
+
+
+def _arithmetic_kind(value: ast.expr) -> str:
+    """"integer" when only ints are added, subtracted and multiplied (any non-bool dtype keeps
+    its dtype), else "floating" (a float or `/` keeps only a floating dtype)."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+            return "floating"
+        if isinstance(node, ast.Constant) and isinstance(node.value, float):
+            return "floating"
+    return "integer"
+
+
+def _render_without_selection(ctx: FixContext, value: ast.expr, selection: ast.Subscript) -> str:
+    """`value`'s source with `src[mask]` replaced by `src`."""
+    text = ctx.code(value)
+    inner = ctx.code(selection)
+    start = ctx.span(selection)
+    whole = ctx.span(value)
+    if start.start_line != whole.start_line or whole.end_line != start.end_line:
+        return text.replace(inner, ctx.atom(selection.value), 1) if text.count(inner) == 1 else _raise_multiline()
+    offset = start.start_col - whole.start_col
+    return text[:offset] + ctx.atom(selection.value) + text[offset + len(inner):]
+
+
+def _raise_multiline() -> str:
+    raise DeclineError("generated-code", "the assigned value spans lines in a way the rewrite cannot follow")
