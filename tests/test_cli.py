@@ -243,7 +243,7 @@ def _hook_command(hook_id: str) -> list[str]:
 
     hooks = yaml.safe_load((Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     (hook,) = [h for h in hooks if h["id"] == hook_id]
-    assert hook["language"] == "python" and hook["types"] == ["python"]
+    assert hook["language"] == "python" and hook["types_or"] == ["python", "jupyter"]
     program, *arguments = shlex.split(hook["entry"])
     assert program == "graphmend"
     return [sys.executable, "-m", "graphmend", *arguments]

@@ -6,6 +6,7 @@ Exit codes (as ruff): 0 no findings, 1 findings, 2 usage or configuration error.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections import Counter
@@ -19,7 +20,8 @@ from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
 from .files import discover, read_source
-from .findings import Finding, Severity
+from .findings import Finding, Severity, Span
+from .notebooks import NotebookError, read_notebook
 from .output import write_github, write_json, write_statistics, write_text
 from .progress import tracked
 from .rewrite.context import FixContext
@@ -39,6 +41,7 @@ class FileResult:
     findings: list[Finding] = field(default_factory=list)
     skip_reason: str | None = None
     fixes: dict[int, Fix] = field(default_factory=dict)  # by index into `findings`: the safe fix of each
+    cells: list[int] | None = None  # a notebook: each finding's cell (its span is in the cell's lines)
 
     @property
     def fixable(self) -> frozenset[int]:
@@ -51,8 +54,33 @@ def check_file(path: Path, config: Config) -> FileResult:
     source = read_source(path, config.max_file_bytes)
     if source.text is None:
         return FileResult(path, skip_reason=source.skip_reason)
+    if path.suffix == ".ipynb":
+        return _check_notebook(path, source.text, config)
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
     return FileResult(path, result.findings, fixes=safe_fixes(result))
+
+
+def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
+    """A notebook's code cells analysed as one module; findings placed in their cells."""
+    try:
+        notebook = read_notebook(raw)
+    except NotebookError as exc:
+        return FileResult(path, skip_reason=str(exc))
+    result = analyze_detailed(notebook.text, str(path), config, keep_facts=True)
+    findings: list[Finding] = []
+    cells: list[int] = []
+    fixes: dict[int, Fix] = {}
+    planned = safe_fixes(result)
+    for index, finding in enumerate(result.findings):
+        start, end = notebook.locate(finding.span.start_line), notebook.locate(finding.span.end_line)
+        if start is None or end is None or start[0] != end[0]:
+            continue  # on a marker line (never, for a finding of a cell's code)
+        span = Span(start[1], finding.span.start_col, end[1], finding.span.end_col)
+        if index in planned:
+            fixes[len(findings)] = planned[index]
+        findings.append(dataclasses.replace(finding, span=span, related=()))
+        cells.append(start[0])
+    return FileResult(path, findings, fixes=fixes, cells=cells)
 
 
 def safe_fixes(result: AnalysisResult) -> dict[int, Fix]:
@@ -189,18 +217,19 @@ def run_check(args: argparse.Namespace) -> int:
     results = check_files(paths, config, args.jobs)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
     fixable = [r.fixable for r in results if r.findings]
+    cells = [r.cells for r in results if r.findings]
     skipped = [r for r in results if r.skip_reason]
     for result in skipped:
         print(f"graphmend: skipped {_display_path(result.path)}: {result.skip_reason}", file=sys.stderr)
     out = sys.stdout
     if args.format == "json":
-        write_json(out, shown, fixable)
+        write_json(out, shown, fixable, cells)
     elif args.format == "github":
-        write_github(out, shown)
-    elif args.format == "sarif":
-        write_sarif(out, shown, [r.fixes for r in results if r.findings])
+        write_github(out, shown, cells)
+    elif args.format == "sarif":  # a notebook's fixes are edits of its joined cells: not SARIF's
+        write_sarif(out, shown, [r.fixes if r.cells is None else {} for r in results if r.findings], cells)
     else:
-        write_text(out, shown, fixable)
+        write_text(out, shown, fixable, cells)
     all_findings = [f for _, findings in shown for f in findings]
     if args.statistics:
         write_statistics(out if args.format == "text" else sys.stderr, all_findings)
@@ -278,7 +307,7 @@ def run_fix(args: argparse.Namespace) -> int:
             for applied in result.applied:
                 span = result.where(applied.finding)
                 verb = "would fix" if args.diff else "fixed"
-                out.write(f"{shown}:{span.start_line}:{span.start_col + 1}: {applied.finding.code} {verb}: {applied.title}\n")
+                out.write(f"{shown}:{outcome.location(span.start_line, span.start_col)}: {applied.finding.code} {verb}: {applied.title}\n")
         for finding in remaining:
             decline = result.decline_for(finding)
             if decline is not None:
@@ -289,7 +318,7 @@ def run_fix(args: argparse.Namespace) -> int:
             if not args.quiet:
                 # in place, positions are in the file as now written; with --diff, in the original
                 span = result.where(finding) if args.diff else finding.span
-                out.write(f"{shown}:{span.start_line}:{span.start_col + 1}: {finding.code} not fixed: {reason}\n")
+                out.write(f"{shown}:{outcome.location(span.start_line, span.start_col)}: {finding.code} not fixed: {reason}\n")
     if args.statistics:
         for title, count in titles.most_common():
             out.write(f"{count:6d}  fixed     {title}\n")

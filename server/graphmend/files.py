@@ -119,7 +119,7 @@ def discover(
                 and not _excluded(base / d, patterns, root)
             )
             for name in sorted(filenames):
-                if name.endswith(".py"):  # stubs (.pyi) never run, so they cannot break a graph
+                if name.endswith((".py", ".ipynb")):  # stubs (.pyi) never run, so they cannot break a graph
                     candidate = base / name
                     if candidate not in seen and not _excluded(candidate, patterns, root):
                         seen.add(candidate)

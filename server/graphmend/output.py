@@ -34,25 +34,44 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
     }
 
 
+Cells = Sequence[Sequence[int] | None]  # per file: a notebook's cell of each finding, or None
+
+
+def _where(path: str, cells: Cells | None, number: int, index: int) -> str:
+    """`path`, or `path:cell N` for a finding in a notebook cell (as ruff prints them)."""
+    file_cells = cells[number] if cells is not None else None
+    return path if file_cells is None else f"{path}:cell {file_cells[index]}"
+
+
 def write_text(
-    out: TextIO, results: Iterable[tuple[str, list[Finding]]], fixable: Sequence[Collection[int]] | None = None
+    out: TextIO,
+    results: Iterable[tuple[str, list[Finding]]],
+    fixable: Sequence[Collection[int]] | None = None,
+    cells: Cells | None = None,
 ) -> None:
     """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff)."""
     for number, (path, findings) in enumerate(results):
         marked = fixable[number] if fixable is not None else ()
         for index, finding in enumerate(findings):
             mark = " [*]" if index in marked else ""
-            out.write(f"{path}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
+            where = _where(path, cells, number, index)
+            out.write(f"{where}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
 
 
 def write_json(
-    out: TextIO, results: Iterable[tuple[str, list[Finding]]], fixable: Sequence[Collection[int]] | None = None
+    out: TextIO,
+    results: Iterable[tuple[str, list[Finding]]],
+    fixable: Sequence[Collection[int]] | None = None,
+    cells: Cells | None = None,
 ) -> None:
-    records = [
-        finding_record(path, finding, fixable is not None and index in fixable[number])
-        for number, (path, findings) in enumerate(results)
-        for index, finding in enumerate(findings)
-    ]
+    records = []
+    for number, (path, findings) in enumerate(results):
+        file_cells = cells[number] if cells is not None else None
+        for index, finding in enumerate(findings):
+            record = finding_record(path, finding, fixable is not None and index in fixable[number])
+            if file_cells is not None:
+                record["cell"] = file_cells[index]  # lines count from the cell's first line
+            records.append(record)
     json.dump(records, out, indent=2)
     out.write("\n")
 
@@ -65,14 +84,18 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def write_github(out: TextIO, results: Iterable[tuple[str, list[Finding]]]) -> None:
-    """GitHub Actions workflow commands: one annotation per finding on the changed file."""
-    for path, findings in results:
-        for finding in findings:
+def write_github(out: TextIO, results: Iterable[tuple[str, list[Finding]]], cells: Cells | None = None) -> None:
+    """GitHub Actions workflow commands: one annotation per finding on the changed file (for a
+    notebook, on the file, the cell named in the title: GitHub has no cell positions)."""
+    for number, (path, findings) in enumerate(results):
+        file_cells = cells[number] if cells is not None else None
+        for index, finding in enumerate(findings):
             span = finding.span
             level = _GITHUB_LEVEL[finding.severity]
             rule = RULES_BY_CODE.get(finding.code)
             title = f"GraphMend {finding.code}" + (f" ({rule.name})" if rule else "")
+            if file_cells is not None:
+                title += f" in cell {file_cells[index]}, line {span.start_line}"
             properties = ",".join(
                 [
                     f"file={_escape_property(path)}",

@@ -80,19 +80,34 @@ def _result(path: str, finding: Finding, fix: Fix | None) -> dict[str, Any]:
     return result
 
 
-def sarif_log(results: Iterable[tuple[str, list[Finding]]], fixes: Sequence[Mapping[int, Fix]] | None = None) -> dict[str, Any]:
-    """The SARIF log of `results` (path, findings); `fixes[n]` maps finding indices of file n to fixes."""
+def sarif_log(
+    results: Iterable[tuple[str, list[Finding]]],
+    fixes: Sequence[Mapping[int, Fix]] | None = None,
+    cells: Sequence[Sequence[int] | None] | None = None,
+) -> dict[str, Any]:
+    """The SARIF log of `results` (path, findings); `fixes[n]` maps finding indices of file n to
+    fixes; `cells[n]`, for a notebook, gives each finding's cell (its lines count in the cell, and
+    the result says so in its properties: SARIF has no notion of cells)."""
     entries = []
     codes: dict[str, None] = {}
     for number, (path, findings) in enumerate(results):
         file_fixes = fixes[number] if fixes is not None else {}
+        file_cells = cells[number] if cells is not None else None
         for index, finding in enumerate(findings):
             codes.setdefault(finding.code)
-            entries.append(_result(path.replace("\\", "/"), finding, file_fixes.get(index)))
+            entry = _result(path.replace("\\", "/"), finding, file_fixes.get(index))
+            if file_cells is not None:
+                entry["properties"] = {"notebookCell": file_cells[index]}
+            entries.append(entry)
     driver = {"name": "graphmend", "version": __version__, "rules": [_rule(code) for code in sorted(codes)]}
     return {"version": "2.1.0", "$schema": SCHEMA, "runs": [{"tool": {"driver": driver}, "columnKind": "unicodeCodePoints", "results": entries}]}
 
 
-def write_sarif(out: TextIO, results: Iterable[tuple[str, list[Finding]]], fixes: Sequence[Mapping[int, Fix]] | None = None) -> None:
-    json.dump(sarif_log(results, fixes), out, indent=2)
+def write_sarif(
+    out: TextIO,
+    results: Iterable[tuple[str, list[Finding]]],
+    fixes: Sequence[Mapping[int, Fix]] | None = None,
+    cells: Sequence[Sequence[int] | None] | None = None,
+) -> None:
+    json.dump(sarif_log(results, fixes, cells), out, indent=2)
     out.write("\n")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..files import read_source
+from ..notebooks import Notebook, NotebookError, read_notebook
 from .engine import FileFix, fix_source
 
 
@@ -26,18 +27,38 @@ class FileOutcome:
     skip_reason: str | None = None
     written: bool = False
     errors: list[str] = field(default_factory=list)
+    notebook: Notebook | None = None  # the fix's positions are in the notebook's joined cells
+
+    def location(self, line: int, column: int) -> str:
+        """`line:col`, or `cell N:line:col` in a notebook (1-based column)."""
+        if self.notebook is not None:
+            found = self.notebook.locate(line)
+            if found is not None:
+                return f"cell {found[0]}:{found[1]}:{column + 1}"
+        return f"{line}:{column + 1}"
 
 
 def fix_file(path: Path, config: Config, *, unsafe: bool = False, codes: frozenset[str] | None = None, write: bool = True) -> FileOutcome:
     source = read_source(path, config.max_file_bytes)
     if source.text is None:
         return FileOutcome(path, skip_reason=source.skip_reason)
-    result = fix_source(source.text, str(path), config, unsafe=unsafe, codes=codes)
-    outcome = FileOutcome(path, result)
+    notebook = None
+    text = source.text
+    if path.suffix == ".ipynb":
+        try:
+            notebook = read_notebook(source.text)
+        except NotebookError as exc:
+            return FileOutcome(path, skip_reason=str(exc))
+        text = notebook.text
+    result = fix_source(text, str(path), config, unsafe=unsafe, codes=codes)
+    outcome = FileOutcome(path, result, notebook=notebook)
     if write and result.changed:
         try:
-            write_atomically(path, result.fixed, source.encoding, expected=source.text)
+            new_text = notebook.written(result.fixed) if notebook is not None else result.fixed
+            write_atomically(path, new_text, source.encoding, expected=source.text)
             outcome.written = True
+        except NotebookError as exc:
+            outcome.errors.append(f"cannot write {path} back: {exc}; left unchanged")
         except OSError as exc:
             outcome.errors.append(f"cannot write {path}: {exc.strerror or exc}")
     return outcome
