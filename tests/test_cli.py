@@ -295,3 +295,59 @@ def test_a_compiled_entry_without_a_path_is_a_configuration_error(project: Path,
     (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["accuracy"]\n')
     code, _, err = run(capsys, "check", "model.py")
     assert code == 2 and "`compiled`" in err and "path.py:Name" in err
+
+
+OPS = '''import torch
+
+
+def keep_positive(boxes: torch.Tensor, scores: torch.Tensor):
+    if (scores > 0).sum() == 0:
+        return boxes * 0
+    return boxes * 2
+
+
+def largest(x):
+    return x.max().item()
+
+
+def unused(x):
+    return x.max().item()  # never called from compiled code: not reported
+'''
+HEAD = '''import torch.nn as nn
+
+from . import ops
+from .ops import keep_positive
+
+
+class Head(nn.Module):
+    def forward(self, boxes, scores):
+        out = keep_positive(boxes, scores)
+        return out + ops.largest(out)
+'''
+
+
+def _package(project: Path) -> None:
+    (project / "pkg").mkdir()
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "ops.py").write_text(OPS, encoding="utf-8")
+    (project / "pkg" / "head.py").write_text(HEAD, encoding="utf-8")
+
+
+def test_helpers_in_other_checked_files_called_from_compiled_code_are_analysed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _package(project)
+    _, out, _ = run(capsys, "check", "--format", "json", "pkg")
+    assert [(r["path"], r["line"], r["code"], r["function"]) for r in json.loads(out)] == [
+        ("pkg/ops.py", 5, "GM101", "keep_positive"),
+        ("pkg/ops.py", 11, "GM201", "largest"),
+    ]
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
+    assert json.loads(out) == []
+    _, out, _ = run(capsys, "check", "--format", "json", "pkg/head.py")  # ops.py not checked: not reported
+    assert json.loads(out) == []
+
+
+def test_fix_rewrites_a_helper_called_from_compiled_code_in_another_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _package(project)
+    code, out, _ = run(capsys, "fix", "pkg")
+    assert "pkg/ops.py:5:8: GM101 fixed" in out
+    assert "torch.where((scores > 0).sum() == 0, boxes * 0, boxes * 2)" in (project / "pkg" / "ops.py").read_text(encoding="utf-8")

@@ -10,7 +10,7 @@ import dataclasses
 import os
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -19,6 +19,7 @@ from . import explain as explain_command
 from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
+from .crossmodule import CallSite, call_sites, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity, Span
 from .notebooks import NotebookError, read_notebook
@@ -42,6 +43,7 @@ class FileResult:
     skip_reason: str | None = None
     fixes: dict[int, Fix] = field(default_factory=dict)  # by index into `findings`: the safe fix of each
     cells: list[int] | None = None  # a notebook: each finding's cell (its span is in the cell's lines)
+    sites: tuple[CallSite, ...] = ()  # calls its compiled code makes to imported names (cross-module)
 
     @property
     def fixable(self) -> frozenset[int]:
@@ -57,7 +59,7 @@ def check_file(path: Path, config: Config) -> FileResult:
     if path.suffix == ".ipynb":
         return _check_notebook(path, source.text, config)
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
-    return FileResult(path, result.findings, fixes=safe_fixes(result))
+    return FileResult(path, result.findings, fixes=safe_fixes(result), sites=call_sites(result, source.text))
 
 
 def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
@@ -98,12 +100,66 @@ def _check_file_job(job: tuple[Path, Config]) -> FileResult:
     return check_file(*job)
 
 
-def check_files(paths: list[Path], config: Config, jobs: int) -> list[FileResult]:
-    if jobs <= 1 or len(paths) < 4:
-        return list(tracked((check_file(path, config) for path in paths), len(paths), "checking"))
-    with worker_pool(jobs) as pool:
-        chunk = max(1, min(16, len(paths) // (jobs * 8)))  # small enough for the bar to move
-        return list(tracked(pool.map(_check_file_job, [(p, config) for p in paths], chunksize=chunk), len(paths), "checking"))
+def check_files(paths: list[Path], config: Config, jobs: int, cross_module: bool = True) -> list[FileResult]:
+    """Every file's findings; with `cross_module`, functions called from compiled code in another
+    of the files are analysed as compiled too (to a fixed point: such a helper's own calls count)."""
+    return check_files_and_entries(paths, config, jobs, cross_module)[0]
+
+
+def check_files_and_entries(
+    paths: list[Path], config: Config, jobs: int, cross_module: bool = True
+) -> tuple[list[FileResult], dict[Path, tuple[tuple[str, str], ...]]]:
+    """`check_files`, and the extra compiled entries each file got from the others' calls."""
+    results = _check_each([(p, config) for p in paths], jobs, "checking")
+    entries: dict[Path, dict[str, str]] = {}
+    if not cross_module or len(paths) < 2:
+        return results, {}
+    by_path = {r.path.resolve(): n for n, r in enumerate(results)}
+    pending = results
+    for _ in range(MAX_CROSS_MODULE_ROUNDS):
+        grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes)
+        if not grown:
+            break
+        jobs_ = [(results[by_path[t]].path, replace(config, extra_entries=tuple(sorted(entries[t].items())))) for t in sorted(grown)]
+        pending = _check_each(jobs_, jobs, "following calls")
+        for result in pending:
+            results[by_path[result.path.resolve()]] = result
+    return results, {target: tuple(sorted(found.items())) for target, found in entries.items()}
+
+
+MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calling helper
+
+
+def _called_from_compiled_code(
+    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], max_bytes: int
+) -> set[Path]:
+    """Add to `entries` the functions of checked files that `results`' compiled code calls (jedi
+    resolves each call); the files that gained an entry."""
+    grown: set[Path] = set()
+    roots = sorted({p.parent for p in checked})
+    for result in results:
+        if not result.sites:
+            continue
+        source = read_source(result.path, max_bytes)
+        if source.text is None:
+            continue
+        for target, found in resolve(source.text, result.path, roots, result.sites).items():
+            if target not in checked:
+                continue
+            known = entries.setdefault(target, {})
+            for qualified, reason in found.items():
+                if qualified not in known:
+                    known[qualified] = reason
+                    grown.add(target)
+    return grown
+
+
+def _check_each(jobs: list[tuple[Path, Config]], workers: int, label: str) -> list[FileResult]:
+    if workers <= 1 or len(jobs) < 4:
+        return list(tracked((check_file(*job) for job in jobs), len(jobs), label))
+    with worker_pool(workers) as pool:
+        chunk = max(1, min(16, len(jobs) // (workers * 8)))  # small enough for the bar to move
+        return list(tracked(pool.map(_check_file_job, jobs, chunksize=chunk), len(jobs), label))
 
 
 def _codes(value: str) -> list[str]:
@@ -118,6 +174,7 @@ def _display_path(path: Path) -> str:
     return relative if not relative.startswith("..") else str(path)
 
 
+CROSS_MODULE_HELP = "do not follow calls from compiled code into the other files checked (faster; helpers there then count as uncompiled)"
 FORCE_EXCLUDE_HELP = "apply the config's `exclude` to files named on the command line too (for pre-commit)"
 
 
@@ -144,6 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="only treat explicitly compiled functions as compiled, not every nn.Module.forward",
     )
     check.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
+    check.add_argument("--no-cross-module", action="store_true", help=CROSS_MODULE_HELP)
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -166,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.graphmend] from")
     fix.add_argument("--no-compile-forward", action="store_true", help="see `check`")
     fix.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
+    fix.add_argument("--no-cross-module", action="store_true", help=CROSS_MODULE_HELP)
     fix.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     fix.add_argument("--quiet", "-q", action="store_true", help="print only the summary (and the diff)")
     fix.add_argument("--statistics", action="store_true", help="count fixes and declines by reason")
@@ -214,7 +273,7 @@ def run_check(args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         print(f"graphmend: no such file or directory: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    results = check_files(paths, config, args.jobs)
+    results = check_files(paths, config, args.jobs, cross_module=not args.no_cross_module)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
     fixable = [r.fixable for r in results if r.findings]
     cells = [r.cells for r in results if r.findings]
@@ -273,7 +332,12 @@ def run_fix(args: argparse.Namespace) -> int:
         print(f"graphmend: no such file or directory: {exc}", file=sys.stderr)
         return EXIT_USAGE
     codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
-    jobs = [(path, config, args.unsafe_fixes, codes, not args.diff) for path in paths]
+    # helpers in other files called from compiled code are fixed as compiled code (found by a check pass)
+    entries = {} if args.no_cross_module or len(paths) < 2 else check_files_and_entries(paths, config, args.jobs)[1]
+    jobs = [
+        (path, replace(config, extra_entries=entries.get(path.resolve(), ())), args.unsafe_fixes, codes, not args.diff)
+        for path in paths
+    ]
     if args.jobs > 1 and len(paths) >= 4:
         with worker_pool(args.jobs) as pool:
             chunk = max(1, min(16, len(paths) // (args.jobs * 8)))

@@ -1,118 +1,23 @@
-"""Compiled regions across files: a helper in `utils.py` called from a compiled `forward` in
-`model.py` is traced by dynamo too, so its breaks count.
-
-The analyser works on one file. Here, for each analysed document, the calls that its compiled
-functions make to imported names are resolved with jedi (imports, re-exports, `from . import`,
-aliases); every target that is a function or method of another workspace file is recorded, and
-that file is then analysed with the target as an extra compiled entry (`Config.extra_entries`).
-Only what changed is resolved again: the call sites of a document are compared before jedi runs.
+"""Compiled regions across open documents (the shared engine is crossmodule.py): for each analysed
+document, what its compiled functions call in other workspace files is recorded per caller, and
+those files are analysed again with the targets as extra compiled entries. Only what changed is
+resolved again: the call sites of a document are compared before jedi runs.
 """
 
 from __future__ import annotations
 
-import ast
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..analysis.source import SourceFile
+from ..crossmodule import CallSite, call_sites as _call_sites, resolve
 from .documents import Analysis
 
-# Calls into these never lead to workspace code worth following.
-_SKIPPED_ROOTS = frozenset({"torch", "numpy", "math", "builtins", "typing", "collections", "functools", "itertools", "logging", "warnings"})
-
-
-@dataclass(frozen=True)
-class CallSite:
-    line: int  # 1-based
-    column: int  # characters, at the called name
-    callee: str  # source text of the called expression
-    caller: str  # compiled function making the call
+__all__ = ["CallSite", "CrossFileIndex", "call_sites", "resolve"]
 
 
 def call_sites(analysis: Analysis) -> tuple[CallSite, ...]:
     """Calls made by the document's compiled functions to names it imports from elsewhere."""
-    result = analysis.result
-    if result.tree is None or result.index is None or not result.compiled:
-        return ()
-    index = result.index
-    source = result.source or SourceFile(analysis.text)
-    sites: list[CallSite] = []
-    for qualified, function in _functions(result.tree):
-        if qualified not in result.compiled:
-            continue
-        for node in ast.walk(function):
-            if not isinstance(node, ast.Call):
-                continue
-            func = node.func
-            root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if not isinstance(root, ast.Name) or root.id not in index.imports:
-                continue
-            target = index.imports[root.id]
-            if target.split(".", 1)[0] in _SKIPPED_ROOTS:
-                continue
-            span = source.span(func)
-            column = span.end_col - len(func.attr) if isinstance(func, ast.Attribute) else span.start_col
-            sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified))
-    return tuple(sorted(set(sites), key=lambda s: (s.line, s.column)))
-
-
-def _functions(tree: ast.Module):
-    for statement in tree.body:
-        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            yield statement.name, statement
-        elif isinstance(statement, ast.ClassDef):
-            for inner in statement.body:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    yield f"{statement.name}.{inner.name}", inner
-
-
-def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...]) -> dict[Path, dict[str, str]]:
-    """Where each call site goes: {target file: {"helper" or "Class.method": reason}}, for
-    targets inside one of the workspace `roots` other than `path` itself."""
-    if not sites:
-        return {}
-    import jedi  # imported lazily: a few hundred ms, only once a document has such calls
-
-    root = next((r for r in roots if _inside(path, r)), path.parent)
-    script = jedi.Script(code=text, path=str(path), project=jedi.Project(path=str(root)))
-    targets: dict[Path, dict[str, str]] = {}
-    for site in sites:
-        try:
-            names = script.goto(site.line, site.column, follow_imports=True)
-        except Exception:  # noqa: BLE001 - jedi may fail on odd code; that call is simply not followed
-            continue
-        for name in names:
-            module_path = name.module_path
-            if name.type != "function" or module_path is None:
-                continue
-            target = Path(module_path).resolve()
-            if target == path.resolve() or not any(_inside(target, r) for r in roots):
-                continue
-            qualified = _qualified(name)
-            if qualified is None:
-                continue
-            reason = f"called from the compiled `{site.caller}` in {path.name} (line {site.line})"
-            targets.setdefault(target, {}).setdefault(qualified, reason)
-    return targets
-
-
-def _qualified(name) -> str | None:  # noqa: ANN001 - a jedi Name
-    full, module = name.full_name, name.module_name
-    if not full or not module or not full.startswith(module + "."):
-        return None
-    qualified = full[len(module) + 1 :]
-    return qualified if qualified.count(".") <= 1 else None  # functions and methods of top-level classes
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
+    return _call_sites(analysis.result, analysis.text)
 
 
 class CrossFileIndex:
