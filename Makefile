@@ -6,6 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 TORCH  := torch==2.13.0
 STAMP  := $(VENV)/.graphmend-installed
+DEMO_STAMP := $(VENV)/.graphmend-demo-installed
 JOBS   ?= 2
 
 NPM_STAMP := node_modules/.graphmend-installed
@@ -14,14 +15,20 @@ NPM_STAMP := node_modules/.graphmend-installed
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The demo needs only torch and GraphMend itself; the tests add their extras (transformers,
+# Neovim 0.11, pytest-lsp...) on top.
+$(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(TORCH)
+	$(PY) -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): $(DEMO_STAMP)
 	$(PY) -m pip install --quiet -e ".[test]"
 	touch $(STAMP)
 
 # The main job on the bundled example: what breaks, where, why, and what it costs.
-demo: venv
+demo: $(DEMO_STAMP)
 	@echo "== graphmend check examples/  (predicted graph breaks, statically, in milliseconds)"
 	@$(VENV)/bin/graphmend check examples/ --statistics --exit-zero
 	@echo
