@@ -20,7 +20,7 @@ venv: $(STAMP)
 $(DEMO_STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e . numpy  # numpy: torch warns on import without it
 	touch $(DEMO_STAMP)
 
 $(STAMP): $(DEMO_STAMP)

@@ -23,6 +23,12 @@ PROFILES = ["visual_studio_code", "visual_studio_code+pull", "neovim@v0.7.0", "n
 def capabilities(profile: str) -> types.ClientCapabilities:
     name, _, extra = profile.partition("+")
     caps = pytest_lsp.client_capabilities(name)
+    if name == "visual_studio_code" and caps.notebook_document is None:
+        # the recorded VS Code (1.65) predates notebook sync; today's client (vscode-languageclient 9+)
+        # sends this when a selector names notebooks, as the extension's does
+        caps.notebook_document = types.NotebookDocumentClientCapabilities(
+            synchronization=types.NotebookDocumentSyncClientCapabilities(dynamic_registration=True, execution_summary_support=True)
+        )
     if extra == "pull":
         caps.text_document.diagnostic = types.DiagnosticClientCapabilities(dynamic_registration=True, related_document_support=False)
         caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)

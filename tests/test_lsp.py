@@ -397,3 +397,48 @@ async def test_hover_explains_the_finding_its_fix_and_dynamos_break_id(client: L
     assert "GB0124" in item.contents.value
 
     assert await hover(0, 3) is None  # `import torch`: nothing to explain
+
+
+NOTEBOOK_CELLS = [
+    "%matplotlib inline\nimport torch",
+    "@torch.compile\ndef f(x):\n    y = x * 2\n    if y.sum() > 0:\n        y = y + 1\n    else:\n        y = y - 1\n    return y",
+    "!nvidia-smi\nf(torch.randn(3))",
+]
+
+
+async def test_notebook_cells_are_analysed_together_and_shown_per_cell(client: LanguageClient) -> None:
+    """VS Code syncs notebooks as notebook documents: the cells form one module (torch is
+    imported in cell 1, used in cell 2); each cell gets its findings at its own lines, its quick
+    fix and hover."""
+    if not client.profile.startswith("visual_studio_code"):
+        pytest.skip("only VS Code syncs notebook documents")
+    assert client.server_capabilities_.notebook_document_sync is not None
+    notebook_uri = (client.workspace_path / "train.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{client.workspace_path / 'train.ipynb'}#cell{n}" for n in range(len(NOTEBOOK_CELLS))]
+    client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri in cells],
+            ),
+            cell_text_documents=[
+                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text) for uri, text in zip(cells, NOTEBOOK_CELLS)
+            ],
+        )
+    )
+    found = await diagnostics(client, cells[1], pulls(client.profile), lambda d: len(d) >= 1)
+    assert [(d.code, d.range.start.line, d.range.start.character) for d in found] == [("GM101", 3, 7)]
+    assert not await diagnostics(client, cells[0], pulls(client.profile)) and not await diagnostics(client, cells[2], pulls(client.profile))
+
+    actions = await _actions_at(client, cells[1], 3)
+    preferred = [a for a in actions if a.is_preferred]
+    assert len(preferred) == 1 and preferred[0].title.startswith("Select with torch.where")
+    fixed = apply_text_edits(NOTEBOOK_CELLS[1], edits_for(preferred[0].edit, cells[1]), client.encoding)
+    assert "    y = torch.where(y.sum() > 0, y + 1, y - 1)\n" in fixed
+
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=cells[1]), position=types.Position(line=3, character=9))
+    )
+    assert hover is not None and "GB0170" in hover.contents.value  # type: ignore[union-attr]

@@ -107,14 +107,20 @@ def read_notebook(raw: str) -> Notebook:
     ).get("name", "python")
     if str(language).lower() != "python":
         raise NotebookError(f"a {language} notebook, not Python")
+    code = [(n, _source_text(c)) for n, c in enumerate(data["cells"], start=1) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    text, cells, masked = join_cells(code)
+    return Notebook(data, text, cells, _layout_of(raw, data), masked)
+
+
+def join_cells(code_cells: list[tuple[int, str]]) -> tuple[str, list[CellSpan], dict[int, str]]:
+    """(number, source) of each code cell, in order -> the module text, where each cell's lines
+    are, and the masked IPython lines by mask number."""
     lines: list[str] = []
     cells: list[CellSpan] = []
     masked: dict[int, str] = {}
-    for number, cell in enumerate(data["cells"], start=1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
+    for number, cell_source in code_cells:
         lines.append(CELL_MARKER.format(number))
-        source = _source_text(cell).splitlines()
+        source = cell_source.splitlines()
         whole_cell_magic = bool(source) and source[0].lstrip().startswith("%%")
         first = len(lines) + 1
         for line in source:
@@ -125,8 +131,7 @@ def read_notebook(raw: str) -> Notebook:
             else:
                 lines.append(line)
         cells.append(CellSpan(number, first, len(source)))
-    text = "\n".join(lines) + "\n" if lines else ""
-    return Notebook(data, text, cells, _layout_of(raw, data), masked)
+    return ("\n".join(lines) + "\n" if lines else ""), cells, masked
 
 
 def _source_text(cell: dict[str, Any]) -> str:

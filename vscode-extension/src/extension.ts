@@ -122,6 +122,8 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     documentSelector: [
       { scheme: "file", language: "python" },
       { scheme: "untitled", language: "python" },
+      // Python cells of notebooks: synced as notebook documents, analysed together by the server
+      { notebook: "*", language: "python" },
     ],
     outputChannel: output,
     traceOutputChannel: output,

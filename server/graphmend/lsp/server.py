@@ -51,6 +51,7 @@ from .confirm import (
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
 from .hover import hover as hover_at
+from .notebook_cells import CellAnalysis, joined_cells, notebook_of
 from .documents import (
     Analysis,
     ConfigCache,
@@ -78,7 +79,14 @@ class _Text:
 class GraphMendServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "graphmend", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=GraphMendProtocol
+            "graphmend",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=GraphMendProtocol,
+            # Python cells of any notebook: analysed together, shown per cell (notebook_cells.py)
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")], notebook="*")]
+            ),
         )
         self.settings = Settings()
         self.store = DocumentStore()
@@ -177,6 +185,9 @@ class GraphMendServer(LanguageServer):
 
     async def analyze_now(self, uri: str) -> Analysis | None:
         """Analyse the document's current text (off the event loop) and store the result."""
+        notebook_uri = notebook_of(self.workspace, uri)
+        if notebook_uri is not None:
+            return await self.cell_analysis(uri, notebook_uri)
         current, stored = self._stored(uri)
         if current is None or stored is not None:
             return stored
@@ -198,6 +209,32 @@ class GraphMendServer(LanguageServer):
             # after the diagnostics are out: this coroutine's caller publishes before yielding
             asyncio.ensure_future(self.follow_calls(analysis, path))
         return analysis
+
+    async def cell_analysis(self, cell_uri: str, notebook_uri: str) -> Analysis | None:
+        """A notebook cell's view of the analysis of its whole notebook (all code cells, one module)."""
+        joined = joined_cells(self.workspace, notebook_uri)
+        current = self._text(cell_uri)
+        if joined is None or current is None or cell_uri not in joined[1]:
+            return None
+        text, cells = joined
+        notebook = self.store.get(notebook_uri)
+        if notebook is None or notebook.text != text or notebook.generation != self.generation:
+            path = path_of(notebook_uri)
+            loop = asyncio.get_running_loop()
+            notebook = await loop.run_in_executor(
+                self.analysis_pool, self.store.analyze, notebook_uri, None, text, str(path or notebook_uri), self.config_for(path), self.generation
+            )
+        return CellAnalysis(cell_uri, current.version, current.text, notebook, cells[cell_uri])
+
+    async def publish_notebook(self, notebook_uri: str) -> None:
+        """Push each code cell's diagnostics (a pull client asks for them per cell instead)."""
+        if self.pull:
+            return
+        joined = joined_cells(self.workspace, notebook_uri)
+        for cell_uri in joined[1] if joined is not None else ():
+            analysis = await self.cell_analysis(cell_uri, notebook_uri)
+            if analysis is not None:
+                self.publish(analysis)
 
     async def follow_calls(self, analysis: Analysis, path: Path) -> None:
         """Resolve the document's calls out of compiled code; re-analyse the open files whose
@@ -281,7 +318,8 @@ class GraphMendServer(LanguageServer):
             self.workspace_diagnostic_refresh(None)
 
     def result_id(self, analysis: Analysis) -> str:
-        return f"{analysis.version}:{self.generation}:{self.runtime.generation}:{hash(analysis.text)}"
+        text = analysis.notebook.text if isinstance(analysis, CellAnalysis) else analysis.text  # other cells count
+        return f"{analysis.version}:{self.generation}:{self.runtime.generation}:{hash(text)}"
 
     def runtime_changed(self) -> None:
         """A confirmation started or finished: show its marks and update the code lenses."""
@@ -395,6 +433,26 @@ def did_close(ls: GraphMendServer, params: types.DidCloseTextDocumentParams) -> 
     ls.store.forget(uri)
     if not ls.pull:
         ls.clear(uri)
+
+
+# -- notebooks ----------------------------------------------------------------------------------
+# pygls keeps the notebook and its cell documents in the workspace before these run.
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+async def did_open_notebook(ls: GraphMendServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    await ls.publish_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+async def did_change_notebook(ls: GraphMendServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    await ls.publish_notebook(params.notebook_document.uri)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def did_close_notebook(ls: GraphMendServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    ls.store.forget(params.notebook_document.uri)
+    if not ls.pull:
+        for cell in params.cell_text_documents:
+            ls.clear(cell.uri)
 
 
 async def pull_diagnostics(ls: GraphMendServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:

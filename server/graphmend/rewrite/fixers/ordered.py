@@ -22,7 +22,7 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
 from ...findings import Finding
 from ..context import FixContext
 from ..effects import EffectCall, effect_of
@@ -30,6 +30,7 @@ from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, site_name, site_text
 from ..ordered_site import build_site, local_names, split_test, statement_node
+from ...analysis.symbols import ClassInfo
 from ..py_types import Function, own_nodes
 
 # Methods that change the object they are called on (containers, caches): state whose order
@@ -230,38 +231,62 @@ VALUE_CHECKING_MODULES = frozenset({"Embedding", "EmbeddingBag", "CrossEntropyLo
 
 
 def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, block: ast.stmt) -> None:
-    """Decline a check followed, in the same function, by an operation that raises on tensor
-    values: the original raised the check's exception first; in the graph that operation's error
-    could come first, with another type and message."""
+    """Decline a check followed, in the same function, by an operation that raises on the values
+    the check tests: the original raised the check's exception first; in the graph, that
+    operation's own error could come first (wav2vec2: `labels.max() >= vocab` then `ctc_loss(labels)`).
+
+    "The values the check tests" are the names its test reads and every name assigned after it
+    from one of those (followed in source order); an operation on unrelated values (xlm's
+    `lengths` check, then the embedding of `input_ids`) cannot fail on the inputs the check rejects
+    any more than the original could."""
     end = block.end_lineno or block.lineno
+    tests = [n for n in ast.walk(block) if isinstance(n, (ast.If, ast.Assert, ast.While))]
+    modules = set(ctx.index.imports) | {"self", "cls"}  # `torch.`, `self.config`: not the values tested
+    # the tensors tested (a Python number the test compares with, such as a length, is not data)
+    tainted = {
+        n.id
+        for t in tests
+        for n in ast.walk(t.test)  # type: ignore[attr-defined]
+        if isinstance(n, ast.Name) and n.id not in modules and ctx.kind(n) not in NON_TENSOR_KINDS
+    }
+    if not tainted:
+        return
     cls = next((a for a in ctx.ancestors(function) if isinstance(a, ast.ClassDef)), None)
     info = ctx.index.classes.get(cls.name) if cls is not None else None
-    for node in own_nodes(function):
-        if getattr(node, "lineno", 0) <= end:
+    later = sorted((n for n in own_nodes(function) if getattr(n, "lineno", 0) > end), key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+    for node in later:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None and _reads(node.value, tainted):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            tainted |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and n.id not in modules}
             continue
-        failing = None
-        if isinstance(node, ast.Call):
-            name = ctx.qualname(node.func)
-            if name in VALUE_CHECKING_CALLS:
-                failing = name
-            elif isinstance(node.func, ast.Attribute) and node.func.attr in VALUE_CHECKING_METHODS and ctx.kind(node.func.value) in TENSOR_KINDS:
-                failing = f".{node.func.attr}()"
-            elif (
-                info is not None
-                and isinstance(node.func, ast.Attribute)
-                and isinstance(node.func.value, ast.Name)
-                and node.func.value.id == "self"
-                and ctx.index.attr_torch_class(info, node.func.attr) in VALUE_CHECKING_MODULES
-            ):
-                failing = f"nn.{ctx.index.attr_torch_class(info, node.func.attr)}"
-        elif isinstance(node, ast.Subscript) and ctx.kind(node.slice) in TENSOR_KINDS and ctx.kind(node.slice) not in BOOL_KINDS:
-            failing = "indexing with a tensor"
-        if failing is not None:
+        failing = _fails_on_values(ctx, node, info)
+        if failing is not None and _reads(node, tainted):
             raise DeclineError(
                 "fails-on-values-after-check",
-                f"`{ctx.code(node).splitlines()[0][:50]}` ({failing}) raises on some tensor values after the check: inside the "
+                f"`{ctx.code(node).splitlines()[0][:50]}` ({failing}) raises on some values of what the check tests: inside the "
                 "graph it may run first and raise its own error where the check raised",
             )
+
+
+def _reads(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _fails_on_values(ctx: FixContext, node: ast.AST, info: ClassInfo | None) -> str | None:
+    """What in `node` raises on tensor values (an index out of range...), or None."""
+    if isinstance(node, ast.Call):
+        name = ctx.qualname(node.func)
+        if name in VALUE_CHECKING_CALLS:
+            return name
+        if isinstance(node.func, ast.Attribute) and node.func.attr in VALUE_CHECKING_METHODS and ctx.kind(node.func.value) in TENSOR_KINDS:
+            return f".{node.func.attr}()"
+        if info is not None and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and node.func.value.id == "self":
+            module_class = ctx.index.attr_torch_class(info, node.func.attr)
+            if module_class in VALUE_CHECKING_MODULES:
+                return f"nn.{module_class}"
+    elif isinstance(node, ast.Subscript) and ctx.kind(node.slice) in TENSOR_KINDS and ctx.kind(node.slice) not in BOOL_KINDS:
+        return "indexing with a tensor"
+    return None
 
 
 def _outer_root(node: ast.AST, params: set[str], local: set[str]) -> str | None:
