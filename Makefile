@@ -47,7 +47,9 @@ $(NPM_STAMP): package.json package-lock.json vscode-extension/package.json
 	touch $(NPM_STAMP)
 
 # vscode-extension/graphmend.vsix (type-check, bundle, package)
-vsix: $(NPM_STAMP)
+vsix: $(NPM_STAMP) $(DEMO_STAMP)
+	rm -rf vscode-extension/bundled && mkdir -p vscode-extension/bundled
+	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation -w vscode-extension/bundled .
 	npm run --silent package
 
 # Python suite plus the extension's type-check and unit tests; the .vsix is built for the

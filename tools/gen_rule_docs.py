@@ -16,6 +16,8 @@ sys.path.insert(0, str(ROOT / "server"))
 from graphmend.analysis.rules import ALL_RULES, CallTableRule, Rule  # noqa: E402
 
 OUT = ROOT / "docs" / "rules.md"
+# the same text inside the package, so an installed server (the VS Code extension's) links to it
+PACKAGED = ROOT / "server" / "graphmend" / "rules.md"
 _FAMILIES = {
     "GM1": "Data-dependent control flow",
     "GM2": "Tensor values turned into Python objects",
@@ -70,16 +72,18 @@ def render() -> str:
 def main() -> int:
     text = render()
     if "--check" in sys.argv:
-        current = OUT.read_text(encoding="utf-8") if OUT.exists() else ""
-        if current != text:
-            print(f"{OUT} is out of date: run `.venv/bin/python tools/gen_rule_docs.py`", file=sys.stderr)
-            return 1
+        for out in (OUT, PACKAGED):
+            current = out.read_text(encoding="utf-8") if out.exists() else ""
+            if current != text:
+                print(f"{out} is out of date: run `.venv/bin/python tools/gen_rule_docs.py`", file=sys.stderr)
+                return 1
         return 0
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {OUT} ({len(ALL_RULES)} rules)")
+    for out in (OUT, PACKAGED):
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out} ({len(ALL_RULES)} rules)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

@@ -1,10 +1,15 @@
 // GraphMend for VS Code: starts `graphmend lsp` and adds the palette commands and a status item.
 // Diagnostics, quick fixes, fix-all and the workspace commands all come from the server.
 import { execFile } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from "vscode-languageclient/node";
 import {
+  bundledWheel,
   chooseInterpreter,
+  mayBootstrap,
+  privateEnvironment,
   commandArguments,
   countOurs,
   importFailure,
@@ -76,18 +81,79 @@ async function pythonExtensionInterpreter(): Promise<string | undefined> {
   }
 }
 
-/** Whether `python -m graphmend lsp` can start; explains and offers the install if not. */
-async function canStart(interpreter: Interpreter): Promise<boolean> {
-  const failure = await new Promise<string | undefined>((resolve) => {
-    execFile(interpreter.path, ["-c", "import graphmend.lsp.server"], { timeout: 60000 }, (error, _stdout, stderr) => {
+/** Why `python -c "import graphmend.lsp.server"` fails, or undefined when it works. */
+function importProblem(python: string): Promise<string | undefined> {
+  return new Promise<string | undefined>((resolve) => {
+    execFile(python, ["-c", "import graphmend.lsp.server"], { timeout: 60000 }, (error, _stdout, stderr) => {
       if (!error) {
         resolve(undefined);
       } else {
         const code = (error as NodeJS.ErrnoException).code ?? null;
-        resolve(importFailure(interpreter.path, String(stderr || error.message), code));
+        resolve(importFailure(python, String(stderr || error.message), code));
       }
     });
   });
+}
+
+function run(command: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { timeout: 600000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      output?.appendLine(`GraphMend: ${command} ${args.join(" ")}\n${stdout}${stderr}`);
+      if (error) {
+        reject(new Error(String(stderr || error.message).trim().split("\n").slice(-3).join(" ")));
+      } else {
+        resolve();
+      }
+    });
+  });
+}
+
+/**
+ * The server installed from the wheel shipped in the extension into a private environment made
+ * with `base` (once per extension version, under the extension's storage folder), as ruff's
+ * extension ships its binary: installing the extension is enough. torch is not needed for the
+ * static analysis; pip fetches GraphMend's few dependencies. Undefined when that fails.
+ */
+async function privateServer(context: vscode.ExtensionContext, base: Interpreter): Promise<Interpreter | undefined> {
+  const version = String(context.extension.packageJSON.version ?? "0");
+  const env = privateEnvironment(context.globalStorageUri.fsPath, version, process.platform);
+  if (fs.existsSync(env.python) && (await importProblem(env.python)) === undefined) {
+    return { path: env.python, source: "bundled" };
+  }
+  const bundled = context.asAbsolutePath("bundled");
+  const wheel = bundledWheel(fs.existsSync(bundled) ? fs.readdirSync(bundled) : []);
+  if (!wheel) {
+    output?.appendLine("GraphMend: this build of the extension ships no server wheel");
+    return undefined;
+  }
+  try {
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "GraphMend: setting up its language server (first start)" },
+      async (progress) => {
+        fs.mkdirSync(context.globalStorageUri.fsPath, { recursive: true });
+        progress.report({ message: `creating an environment with ${base.path}` });
+        await run(base.path, ["-m", "venv", "--clear", env.dir]);
+        progress.report({ message: "installing graphmend and its dependencies" });
+        await run(env.python, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", path.join(bundled, wheel)]);
+      },
+    );
+  } catch (error) {
+    const message = `GraphMend could not set up its server with ${base.path}: ${error instanceof Error ? error.message : error}`;
+    output?.appendLine(message);
+    void vscode.window.showErrorMessage(message);
+    return undefined;
+  }
+  const problem = await importProblem(env.python);
+  if (problem !== undefined) {
+    output?.appendLine(problem);
+    return undefined;
+  }
+  return { path: env.python, source: "bundled" };
+}
+
+/** Whether `python -m graphmend lsp` can start; explains and offers the install if not. */
+async function canStart(interpreter: Interpreter): Promise<boolean> {
+  const failure = await importProblem(interpreter.path);
   if (failure === undefined) {
     return true;
   }
@@ -106,8 +172,13 @@ async function canStart(interpreter: Interpreter): Promise<boolean> {
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
-  const interpreter = await resolveInterpreter();
+  let interpreter = await resolveInterpreter();
   output?.appendLine(`GraphMend: using ${interpreter.path} (from ${interpreter.source})`);
+  if (mayBootstrap(interpreter.source) && (await importProblem(interpreter.path)) !== undefined) {
+    // graphmend is not installed there: run the server shipped with the extension instead
+    interpreter = (await privateServer(context, interpreter)) ?? interpreter;
+    output?.appendLine(`GraphMend: using ${interpreter.path} (from ${interpreter.source})`);
+  }
   if (!(await canStart(interpreter))) {
     return;
   }

@@ -6,7 +6,7 @@ export type InterpreterSource = "setting" | "python-extension" | "default";
 
 export interface Interpreter {
   path: string;
-  source: InterpreterSource;
+  source: InterpreterSource | "bundled"; // "bundled": the private environment the extension set up
 }
 
 /**
@@ -94,4 +94,26 @@ export function commandArguments(command: string, args: unknown[], activeUri: st
     return [{ uri: activeUri }];
   }
   return args;
+}
+
+/**
+ * Whether the extension may set up its own environment for the server when the interpreter
+ * cannot import graphmend: not when the user named an interpreter in `graphmend.python` (then
+ * that is the one to fix), yes for the Python extension's or the default one.
+ */
+export function mayBootstrap(source: InterpreterSource | "bundled"): boolean {
+  return source === "python-extension" || source === "default";
+}
+
+/** The private environment's directory and interpreter, under the extension's storage folder. */
+export function privateEnvironment(storage: string, version: string, platform: string): { dir: string; python: string } {
+  const sep = platform === "win32" ? "\\" : "/";
+  const dir = `${storage}${sep}server-${version}`;
+  const python = platform === "win32" ? `${dir}\\Scripts\\python.exe` : `${dir}/bin/python`;
+  return { dir, python };
+}
+
+/** The graphmend wheel among the files shipped in the extension's `bundled/` folder. */
+export function bundledWheel(files: string[]): string | undefined {
+  return files.filter((f) => /^graphmend-[^-]+-py3-none-any\.whl$/.test(f)).sort().pop();
 }

@@ -1,7 +1,19 @@
 // Unit tests of the extension's own decisions (node --test, no VS Code needed).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { chooseInterpreter, commandArguments, countOurs, importFailure, installCommand, serverSettings, statusText, statusTooltip } from "../src/logic";
+import {
+  bundledWheel,
+  chooseInterpreter,
+  commandArguments,
+  countOurs,
+  importFailure,
+  installCommand,
+  mayBootstrap,
+  privateEnvironment,
+  serverSettings,
+  statusText,
+  statusTooltip,
+} from "../src/logic";
 
 test("the graphmend.python setting wins, then the Python extension, then python3", () => {
   assert.deepEqual(chooseInterpreter("/venv/bin/python", "/other/python"), { path: "/venv/bin/python", source: "setting" });
@@ -49,4 +61,25 @@ test("the palette's confirm is about the active file; a code lens's target is ke
   assert.deepEqual(commandArguments("graphmend.confirm", [{ target: "/w/net.py:Net" }], "file:///w/x.py"), [{ target: "/w/net.py:Net" }]);
   assert.deepEqual(commandArguments("graphmend.confirm", [], undefined), []);
   assert.deepEqual(commandArguments("graphmend.mendWorkspace", [], "file:///w/net.py"), []);
+});
+
+test("the shipped server is set up only for an interpreter the user did not name", () => {
+  assert.equal(mayBootstrap("default"), true);
+  assert.equal(mayBootstrap("python-extension"), true);
+  assert.equal(mayBootstrap("setting"), false); // a named interpreter without graphmend: say so, do not replace it
+  assert.equal(mayBootstrap("bundled"), false);
+});
+
+test("the private environment lives under the extension's storage, per extension version", () => {
+  assert.deepEqual(privateEnvironment("/home/ada/.vscode/gs", "0.1.0", "linux"), {
+    dir: "/home/ada/.vscode/gs/server-0.1.0",
+    python: "/home/ada/.vscode/gs/server-0.1.0/bin/python",
+  });
+  assert.equal(privateEnvironment("C:\\gs", "0.1.0", "win32").python, "C:\\gs\\server-0.1.0\\Scripts\\python.exe");
+});
+
+test("the server wheel is found among the bundled files", () => {
+  assert.equal(bundledWheel(["README.txt", "graphmend-0.1.0-py3-none-any.whl"]), "graphmend-0.1.0-py3-none-any.whl");
+  assert.equal(bundledWheel(["libcst-1.9.0-cp311-cp311-manylinux_2_28_x86_64.whl"]), undefined);
+  assert.equal(bundledWheel([]), undefined);
 });

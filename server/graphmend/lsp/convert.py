@@ -24,8 +24,9 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.INFO: types.DiagnosticSeverity.Information,
 }
-# docs/rules.md of a source checkout (editable installs); a released build sets `docsUrl`
-_BUNDLED_DOCS = Path(__file__).resolve().parents[3] / "docs" / "rules.md"
+# The rule documentation shipped in the package (tools/gen_rule_docs.py writes it beside
+# docs/rules.md), so an installed server links to a local copy; a `docsUrl` setting wins.
+_BUNDLED_DOCS = Path(__file__).resolve().parents[1] / "rules.md"
 
 
 def client_position(codec: PositionCodec, lines: Sequence[str], line: int, column: int) -> types.Position:
@@ -50,7 +51,7 @@ def rule_anchor(code: str) -> str:
 
 
 def documentation_link(code: str, docs_url: str) -> types.CodeDescription | None:
-    """Where the rule is explained: `docsUrl` if set, else the checkout's docs/rules.md."""
+    """Where the rule is explained: `docsUrl` if set, else the packaged rules.md."""
     if code not in RULES_BY_CODE:
         return None
     if docs_url:
