@@ -8,6 +8,7 @@ when missing, except under GRAPHMEND_REQUIRE_EDITORS=1 (set by .ci/run, which in
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -161,3 +162,37 @@ def test_vscode_problems_status_quick_fix_and_mend_workspace(tmp_path: Path) -> 
     keep = os.environ.get("GRAPHMEND_SCREENSHOTS")
     if keep:  # `make screenshot` refreshes the extension README's picture from this run
         shutil.copytree(shots, keep, dirs_exist_ok=True)
+
+
+FIRST_START = '''import torch
+
+
+@torch.compile
+def f(x):
+    if x.sum() > 0:
+        x = x + 1
+    return x
+'''
+
+
+def test_vscode_sets_up_its_own_server_on_first_start(tmp_path: Path) -> None:
+    """A fresh profile, the .vsix installed, no graphmend in the interpreter and none named: the
+    extension installs the server it ships (pip fetches its dependencies; torch is not needed)
+    and the file shows its break."""
+    missing = [what for what, path in VSCODE_NEEDS.items() if not path.exists()]
+    if missing:
+        _missing(", ".join(missing))
+    bare = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    if bare is None or subprocess.run([bare, "-c", "import graphmend"], capture_output=True).returncode == 0:
+        _missing("a python3 without graphmend installed")
+    workspace, shots = tmp_path / "ws", tmp_path / "shots"
+    workspace.mkdir()
+    (workspace / "train.py").write_text(FIRST_START, encoding="utf-8")
+    env = {**os.environ, "MODE": "first-start", "PATH": f"{Path(bare).parent}:{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(
+        ["bash", str(HERE / "vscode_e2e.sh"), str(workspace), "", str(VSIX), str(shots)],
+        capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL, env=env,
+    )
+    assert proc.returncode == 0 and "vscode e2e OK" in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
+    assert "notification: GraphMend: setting up its language server" in proc.stdout
+    assert "branches on the tensor value `x.sum() > 0`" in proc.stdout

@@ -40,6 +40,29 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
     await page.goto(URL_);
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
     step('workbench loaded');
+    if (process.env.MODE === 'first-start') {
+      // No graphmend in the interpreter: the extension installs the server it ships, then the
+      // file gets its diagnostics.
+      const file = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.py' });
+      await file.waitFor({ timeout: 60000 });
+      await file.click();
+      await page.waitForSelector('.monaco-editor .view-lines', { timeout: 30000 });
+      step('editor opened');
+      const setup = page.locator('.notification-toast', { hasText: 'setting up its language server' });
+      if (await setup.first().waitFor({ timeout: 60000 }).then(() => true, () => false)) {
+        step('notification: ' + (await setup.first().textContent()).trim().slice(0, 120));
+        await page.screenshot({ path: path.join(SHOTS, 'first-start.png') });
+      }
+      await page.keyboard.press('Control+Shift+M');
+      const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'branches on the tensor value' }).first();
+      await problem.waitFor({ timeout: 300000 });
+      await page.waitForTimeout(1500);
+      const rows = await page.locator('.markers-panel .monaco-list-row').allTextContents();
+      step('problems: ' + rows.map((r) => r.replace(/\s+/g, ' ').slice(0, 90)).join(' | '));
+      await page.screenshot({ path: path.join(SHOTS, 'first-start-problems.png') });
+      await browser.close();
+      return;
+    }
     const entry = page.locator('.explorer-folders-view .monaco-list-row', { hasText: FILE });
     await entry.waitFor({ timeout: 60000 });
     await entry.click();
