@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import subprocess
 import sys
 from pathlib import Path
@@ -351,3 +353,34 @@ def test_fix_rewrites_a_helper_called_from_compiled_code_in_another_file(project
     code, out, _ = run(capsys, "fix", "pkg")
     assert "pkg/ops.py:5:8: GM101 fixed" in out
     assert "torch.where((scores > 0).sum() == 0, boxes * 0, boxes * 2)" in (project / "pkg" / "ops.py").read_text(encoding="utf-8")
+
+
+def test_watch_checks_again_after_a_change(project: Path) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmend", "check", "--watch", "--format", "json", "clean.py", "model.py"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stderr is not None and process.stdout is not None
+        while "watching for changes" not in process.stderr.readline():
+            assert process.poll() is None, process.stderr.read()
+        changed = CLEAN + "\n\n@torch.compile\ndef g(x):\n    return x.item()\n"
+        done = threading.Event()
+
+        def edit() -> None:  # again until seen: the watcher may start a moment after it says so
+            for number in range(30):
+                (project / "clean.py").write_text(changed + "#" * number + "\n", encoding="utf-8")
+                if done.wait(1.0):
+                    return
+
+        editor = threading.Thread(target=edit, daemon=True)
+        editor.start()
+        seen = ""
+        while "clean.py" not in seen.split("== ")[-1]:
+            seen += process.stdout.readline()
+        while '"code": "GM201"' not in seen:  # the new finding, from the run after the change
+            seen += process.stdout.readline()
+        done.set()
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 0

@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -202,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
     check.add_argument("--no-cross-module", action="store_true", help=CROSS_MODULE_HELP)
+    check.add_argument(
+        "--watch", action="store_true", help="check again whenever a Python file, notebook or pyproject.toml changes (needs graphmend[watch])"
+    )
     check.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     check.add_argument("--statistics", action="store_true", help="print the number of findings per code")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
@@ -261,6 +265,39 @@ def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Con
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if getattr(args, "watch", False):
+        return _watch(args)
+    return _check_once(args)
+
+
+def _watch(args: argparse.Namespace) -> int:
+    """Check, then check again after every change under the paths, until interrupted. watchfiles
+    (inotify and friends, debounced) tells what changed; every run is a whole `check`, as ruff's."""
+    try:
+        from watchfiles import watch
+    except ImportError:
+        print("graphmend: --watch needs the watchfiles package: pip install 'graphmend[watch]'", file=sys.stderr)
+        return EXIT_USAGE
+    status = _check_once(args)
+    if status == EXIT_USAGE:
+        return status
+
+    def relevant(_change: object, path: str) -> bool:
+        return path.endswith((".py", ".ipynb", "pyproject.toml"))
+
+    print("graphmend: watching for changes (Ctrl+C to stop)", file=sys.stderr, flush=True)
+    try:
+        for changes in watch(*args.paths, watch_filter=relevant, raise_interrupt=False):
+            names = sorted({_display_path(Path(path)) for _, path in changes})
+            print(f"\n== {time.strftime('%H:%M:%S')} changed: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}", flush=True)
+            _check_once(args)
+            sys.stdout.flush()
+    except KeyboardInterrupt:
+        pass
+    return EXIT_CLEAN
+
+
+def _check_once(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         print("graphmend: --jobs must be at least 1", file=sys.stderr)
         return EXIT_USAGE
