@@ -384,3 +384,17 @@ def test_watch_checks_again_after_a_change(project: Path) -> None:
     finally:
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
+
+
+def test_naming_a_module_class_as_compiled_changes_nothing_about_its_forward(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A named class is compiled through its forward, exactly as compile-forward treats it: its
+    parameters are not assumed to be tensors (a decorated function's are)."""
+    (project / "net.py").write_text(
+        "import torch.nn as nn\n\n\nclass Net(nn.Module):\n    def forward(self, x, scale):\n"
+        "        if scale > 1:\n            x = x * 2\n        return x\n",
+        encoding="utf-8",
+    )
+    _, before, _ = run(capsys, "check", "--format", "json", "net.py")
+    (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["net.py:Net"]\n')
+    _, after, _ = run(capsys, "check", "--format", "json", "net.py")
+    assert json.loads(before) == json.loads(after) == []

@@ -69,9 +69,9 @@ def find_entries(
             if owner:
                 info = index.classes.get(owner)
                 add(info.methods.get(method) if info is not None else None, info, reason, explicit)
-            elif qualified in index.classes:  # a class: what calling an instance runs
+            elif qualified in index.classes:  # a class: what calling an instance runs, as a compiled forward is
                 info = index.classes[qualified]
-                add(info.methods.get("forward") or info.methods.get("__call__"), info, reason, explicit)
+                add(info.methods.get("forward") or info.methods.get("__call__"), info, reason, explicit=False)
             else:
                 add(index.functions.get(qualified), None, reason, explicit)
     if compile_forward and "register_" in text:  # hooks run inside the module call dynamo traces
