@@ -118,7 +118,7 @@ def check_files_and_entries(
     by_path = {r.path.resolve(): n for n, r in enumerate(results)}
     pending = results
     for _ in range(MAX_CROSS_MODULE_ROUNDS):
-        grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes)
+        grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes, jobs)
         if not grown:
             break
         jobs_ = [(results[by_path[t]].path, replace(config, extra_entries=tuple(sorted(entries[t].items())))) for t in sorted(grown)]
@@ -132,19 +132,15 @@ MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calli
 
 
 def _called_from_compiled_code(
-    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], max_bytes: int
+    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], max_bytes: int, workers: int
 ) -> set[Path]:
     """Add to `entries` the functions of checked files that `results`' compiled code calls (jedi
     resolves each call); the files that gained an entry."""
     grown: set[Path] = set()
-    roots = sorted({p.parent for p in checked})
-    for result in results:
-        if not result.sites:
-            continue
-        source = read_source(result.path, max_bytes)
-        if source.text is None:
-            continue
-        for target, found in resolve(source.text, result.path, roots, result.sites).items():
+    roots = _outermost({p.parent for p in checked})
+    jobs = [(r.path, roots, r.sites, max_bytes) for r in results if r.sites]
+    for targets in _map(_resolve_job, jobs, workers, "following calls"):
+        for target, found in targets.items():
             if target not in checked:
                 continue
             known = entries.setdefault(target, {})
@@ -153,6 +149,29 @@ def _called_from_compiled_code(
                     known[qualified] = reason
                     grown.add(target)
     return grown
+
+
+def _outermost(folders: set[Path]) -> list[Path]:
+    """The folders none of the others contains (jedi's project roots; fewer roots, fewer checks)."""
+    kept: list[Path] = []
+    for folder in sorted(folders, key=lambda f: len(f.parts)):
+        if not any(folder.is_relative_to(k) for k in kept):
+            kept.append(folder)
+    return kept
+
+
+def _resolve_job(job: tuple[Path, list[Path], tuple[CallSite, ...], int]) -> dict[Path, dict[str, str]]:
+    path, roots, sites, max_bytes = job
+    source = read_source(path, max_bytes)
+    return {} if source.text is None else resolve(source.text, path, roots, sites)
+
+
+def _map(function, jobs: list, workers: int, label: str) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """`function` over `jobs`, in worker processes when there are enough (jedi is the slow part)."""
+    if workers <= 1 or len(jobs) < 8:
+        return list(tracked((function(job) for job in jobs), len(jobs), label))
+    with worker_pool(workers) as pool:
+        return list(tracked(pool.map(function, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))), len(jobs), label))
 
 
 def _check_each(jobs: list[tuple[Path, Config]], workers: int, label: str) -> list[FileResult]:
