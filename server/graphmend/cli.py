@@ -22,7 +22,7 @@ from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
 from .crossmodule import CallSite, call_sites, resolve
 from .files import discover, read_source
-from .findings import Finding, Severity, Span
+from .findings import Finding, Severity
 from .notebooks import NotebookError, read_notebook
 from .output import write_github, write_json, write_statistics, write_text
 from .progress import tracked
@@ -75,14 +75,13 @@ def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
     fixes: dict[int, Fix] = {}
     planned = safe_fixes(result)
     for index, finding in enumerate(result.findings):
-        start, end = notebook.locate(finding.span.start_line), notebook.locate(finding.span.end_line)
-        if start is None or end is None or start[0] != end[0]:
+        cell = notebook.cell_of(finding.span)
+        if cell is None:
             continue  # on a marker line (never, for a finding of a cell's code)
-        span = Span(start[1], finding.span.start_col, end[1], finding.span.end_col)
         if index in planned:
             fixes[len(findings)] = planned[index]
-        findings.append(dataclasses.replace(finding, span=span, related=()))
-        cells.append(start[0])
+        findings.append(dataclasses.replace(finding, span=cell.local(finding.span), related=()))
+        cells.append(cell.number)
     return FileResult(path, findings, fixes=fixes, cells=cells)
 
 
@@ -167,19 +166,17 @@ def _resolve_job(job: tuple[Path, list[Path], tuple[CallSite, ...], int]) -> dic
 
 
 def _map(function, jobs: list, workers: int, label: str) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """`function` over `jobs`, in worker processes when there are enough (jedi is the slow part)."""
-    if workers <= 1 or len(jobs) < 8:
+    """`function` over `jobs`, in order, in worker processes when there are enough to pay for them,
+    with the progress bar on a terminal."""
+    if workers <= 1 or len(jobs) < 4:
         return list(tracked((function(job) for job in jobs), len(jobs), label))
     with worker_pool(workers) as pool:
-        return list(tracked(pool.map(function, jobs, chunksize=max(1, min(16, len(jobs) // (workers * 8)))), len(jobs), label))
+        chunk = max(1, min(16, len(jobs) // (workers * 8)))  # small enough for the bar to move
+        return list(tracked(pool.map(function, jobs, chunksize=chunk), len(jobs), label))
 
 
 def _check_each(jobs: list[tuple[Path, Config]], workers: int, label: str) -> list[FileResult]:
-    if workers <= 1 or len(jobs) < 4:
-        return list(tracked((check_file(*job) for job in jobs), len(jobs), label))
-    with worker_pool(workers) as pool:
-        chunk = max(1, min(16, len(jobs) // (workers * 8)))  # small enough for the bar to move
-        return list(tracked(pool.map(_check_file_job, jobs, chunksize=chunk), len(jobs), label))
+    return _map(_check_file_job, jobs, workers, label)
 
 
 def _codes(value: str) -> list[str]:
@@ -394,12 +391,7 @@ def run_fix(args: argparse.Namespace) -> int:
         (path, replace(config, extra_entries=entries.get(path.resolve(), ())), args.unsafe_fixes, codes, not args.diff)
         for path in paths
     ]
-    if args.jobs > 1 and len(paths) >= 4:
-        with worker_pool(args.jobs) as pool:
-            chunk = max(1, min(16, len(paths) // (args.jobs * 8)))
-            outcomes = list(tracked(pool.map(_fix_job, jobs, chunksize=chunk), len(jobs), "fixing"))
-    else:
-        outcomes = list(tracked((_fix_job(job) for job in jobs), len(jobs), "fixing"))
+    outcomes = _map(_fix_job, jobs, args.jobs, "fixing")
     out = sys.stdout
     fixed = rewrites = left = changed_files = 0
     reasons: Counter[str] = Counter()

@@ -20,12 +20,14 @@ longest wins; on a tie, `ignore` wins.
 
 from __future__ import annotations
 
-import fnmatch
+import functools
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable
+
+from .files import path_matches
 
 CODE_PATTERN = re.compile(r"^(ALL|GM\d{0,3})$")
 _KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "compiled", "samples", "max-file-bytes", "dynamo-config"}
@@ -57,12 +59,7 @@ class Config:
     def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:
         """The `compiled` entries (and the sample targets, which the user compiles to confirm them)
         naming functions, methods or classes of the file at `path`: (qualified name, why)."""
-        found: list[tuple[str, str]] = []
-        for entry, why in [*((e, "`compiled` in [tool.graphmend]") for e in self.compiled), *((t, "a sample target in [tool.graphmend.samples]") for t in self.samples)]:
-            pattern, _, qualified = entry.rpartition(":")
-            if pattern and qualified and _path_matches(path, pattern, self.root):
-                found.append((qualified, f"`{qualified}`, named as compiled by {why}"))
-        return tuple(found)
+        return _named_in(path, self.compiled, tuple(self.samples), self.root)
 
     def is_enabled(self, code: str) -> bool:
         """Whether findings with `code` are reported (GM000, the parse failure, always is)."""
@@ -214,13 +211,11 @@ def config_for(start: Path) -> Config:
     return load_config(found) if found else Config()
 
 
-def _path_matches(path: str, pattern: str, root: Path | None) -> bool:
-    """Whether `path` is the file `pattern` (a glob, relative to the config's directory) names."""
-    candidate = Path(path)
-    names = [candidate.as_posix(), candidate.name]
-    if root is not None:
-        try:
-            names.append(candidate.resolve().relative_to(root.resolve()).as_posix())
-        except (ValueError, OSError):
-            pass
-    return any(fnmatch.fnmatch(name, pattern) for name in names)
+@functools.lru_cache(maxsize=1024)  # asked on every analysis (each keystroke): no path resolving each time
+def _named_in(path: str, compiled: tuple[str, ...], targets: tuple[str, ...], root: Path | None) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    for entry, why in [*((e, "`compiled` in [tool.graphmend]") for e in compiled), *((t, "a sample target in [tool.graphmend.samples]") for t in targets)]:
+        pattern, _, qualified = entry.rpartition(":")
+        if pattern and qualified and path_matches(Path(path), (pattern,), root):
+            found.append((qualified, f"`{qualified}`, named as compiled by {why}"))
+    return tuple(found)

@@ -69,7 +69,9 @@ def decode_source(path: Path, data: bytes) -> SourceText:
     return SourceText(path, text, encoding=encoding)
 
 
-def _excluded(path: Path, patterns: Iterable[str], root: Path | None) -> bool:
+def path_matches(path: Path, patterns: Iterable[str], root: Path | None) -> bool:
+    """Whether a glob of `patterns` names `path` (or a folder above it), by its path as given, its
+    name, or its path relative to `root` (the directory of the configuration the globs come from)."""
     if not patterns:
         return False
     candidates = [path.as_posix(), path.name]
@@ -102,7 +104,7 @@ def discover(
         if not path.exists():
             raise FileNotFoundError(str(path))
         if path.is_file():
-            if force_exclude and any(_excluded(p, patterns, root) for p in (path, *path.parents)):
+            if force_exclude and any(path_matches(p, patterns, root) for p in (path, *path.parents)):
                 continue
             if path not in seen:
                 seen.add(path)
@@ -116,12 +118,12 @@ def discover(
                 if d not in DEFAULT_EXCLUDED_DIRS
                 and not d.startswith(".")
                 and not d.endswith(".egg-info")
-                and not _excluded(base / d, patterns, root)
+                and not path_matches(base / d, patterns, root)
             )
             for name in sorted(filenames):
                 if name.endswith((".py", ".ipynb")):  # stubs (.pyi) never run, so they cannot break a graph
                     candidate = base / name
-                    if candidate not in seen and not _excluded(candidate, patterns, root):
+                    if candidate not in seen and not path_matches(candidate, patterns, root):
                         seen.add(candidate)
                         yield candidate
 
@@ -147,7 +149,7 @@ def discover_workspace(folder: Path, exclude: Iterable[str] = ()) -> list[Path]:
             if d not in DEFAULT_EXCLUDED_DIRS
             and not (base / d).is_symlink()
             and not rules.ignored(real_base / d, is_dir=True)
-            and not _excluded(base / d, patterns, folder)
+            and not path_matches(base / d, patterns, folder)
         )
         for name in filenames:
             candidate = base / name
@@ -155,7 +157,7 @@ def discover_workspace(folder: Path, exclude: Iterable[str] = ()) -> list[Path]:
                 name.endswith(".py")
                 and not rules.ignored(real_base / name, is_dir=False)
                 and candidate.is_file()
-                and not _excluded(candidate, patterns, folder)
+                and not path_matches(candidate, patterns, folder)
             ):
                 files.append(candidate)
     return sorted(files)

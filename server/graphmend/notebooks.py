@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .findings import Span
+
 CELL_MARKER = "# graphmend: notebook cell {}"
 _MARKER = re.compile(r"^# graphmend: notebook cell (\d+)$")
 _MASK = "pass  # graphmend: masked IPython line {}"
@@ -46,6 +48,18 @@ class CellSpan:
     first_line: int  # 1-based line of the cell's first source line in the joined module
     line_count: int
 
+    def holds(self, span: Span) -> bool:
+        """Whether `span` (joined-module lines) lies in this cell; an end at column 0 of the line
+        after the cell (a whole-line edit of its last line) counts as inside."""
+        last = self.first_line + self.line_count - 1
+        ends_inside = span.end_line <= last or (span.end_line == last + 1 and span.end_col == 0)
+        return self.first_line <= span.start_line <= last and ends_inside
+
+    def local(self, span: Span) -> Span:
+        """`span` in the cell's own lines (1-based from its first line)."""
+        shift = self.first_line - 1
+        return Span(span.start_line - shift, span.start_col, span.end_line - shift, span.end_col)
+
 
 @dataclass
 class Notebook:
@@ -55,12 +69,14 @@ class Notebook:
     layout: dict[str, Any] | None  # how to dump the JSON back unchanged; None: not reproducible
     masked: dict[int, str] = field(default_factory=dict)  # mask number -> original line
 
+    def cell_of(self, span: Span) -> CellSpan | None:
+        """The cell `span` (joined-module lines) lies in; None on a marker or across cells."""
+        return next((cell for cell in self.cells if cell.holds(span)), None)
+
     def locate(self, line: int) -> tuple[int, int] | None:
         """(cell number, line in the cell) of a line of the joined module; None on a marker."""
-        for cell in self.cells:
-            if cell.first_line <= line < cell.first_line + cell.line_count:
-                return cell.number, line - cell.first_line + 1
-        return None
+        cell = self.cell_of(Span(line, 0, line, 0))
+        return (cell.number, cell.local(Span(line, 0, line, 0)).start_line) if cell is not None else None
 
     def written(self, fixed: str) -> str:
         """The notebook's JSON with the code cells of `fixed` (the joined module after fixes)."""

@@ -50,13 +50,10 @@ def code_actions(
     """Actions for the findings on lines `first_line`..`last_line` (1-based), and fix-all (its
     edit left for `codeAction/resolve` when the client resolves edits lazily)."""
     actions: list[types.CodeAction | types.Command] = []
-    own = analysis.result.findings
     safe_fix_here = False
-    for index, finding in enumerate(analysis.findings):
+    for index, finding in analysis.own_findings():
         if not (finding.span.start_line <= last_line and finding.span.end_line >= first_line) or finding.code == PARSE_ERROR_CODE:
             continue
-        if index >= len(own) or own[index] is not finding:
-            continue  # kept from the last version that parsed: its positions are not this text's
         diagnostic = to_diagnostic(finding, analysis.uri, codec, analysis.lines, docs_url)
         if wanted(types.CodeActionKind.QuickFix, only) and analysis.parses:
             outcome = analysis.plan(index, unsafe)

@@ -68,6 +68,12 @@ class Analysis:
     def parses(self) -> bool:
         return self.result.tree is not None
 
+    def own_findings(self) -> list[tuple[int, Finding]]:
+        """The shown findings found in this text, by index: not those kept from the last version
+        that parsed (their positions are not this text's), which get no fix or hover."""
+        own = self.result.findings
+        return [(i, f) for i, f in enumerate(self.findings) if i < len(own) and own[i] is f]
+
 
 class ConfigCache:
     """`[tool.graphmend]` for a file, re-read when a pyproject.toml changes on disk (its mtime), so

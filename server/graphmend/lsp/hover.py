@@ -31,11 +31,8 @@ def findings_at(analysis: Analysis, position: types.Position, codec: PositionCod
         return []
     column = codec.position_from_client_units(lines, position).character
     line = position.line + 1
-    own = analysis.result.findings
     found = []
-    for index, finding in enumerate(analysis.findings):
-        if index >= len(own) or own[index] is not finding:
-            continue  # kept from the last version that parsed: its positions are not this text's
+    for index, finding in analysis.own_findings():
         span = finding.span
         after_start = (line, column) >= (span.start_line, span.start_col)
         before_end = (line, column) <= (span.end_line, span.end_col)

@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.workspace import Workspace
 
 from ..analysis import AnalysisResult
-from ..findings import Edit, Finding, Span
+from ..findings import Edit, Finding
 from ..notebooks import CellSpan, join_cells
 from ..rewrite import Declined, FileFix, Fix, fix_source
 from .documents import Analysis
@@ -54,21 +54,16 @@ class CellAnalysis(Analysis):
     def __init__(self, uri: str, version: int | None, text: str, notebook: Analysis, cell: CellSpan) -> None:
         self.notebook = notebook
         self.cell = cell
-        self.shift = cell.first_line - 1
         self.indices: list[int] = []  # index of each shown finding in the notebook's findings
         local: list[Finding] = []
-        last = cell.first_line + cell.line_count - 1
         for index, finding in enumerate(notebook.result.findings):
-            if cell.first_line <= finding.span.start_line and finding.span.end_line <= last:
+            if cell.holds(finding.span):
                 self.indices.append(index)
-                related = tuple(replace(r, span=self._local(r.span)) for r in finding.related if cell.first_line <= r.span.start_line <= r.span.end_line <= last)
-                local.append(replace(finding, span=self._local(finding.span), related=related))
+                related = tuple(replace(r, span=cell.local(r.span)) for r in finding.related if cell.holds(r.span))
+                local.append(replace(finding, span=cell.local(finding.span), related=related))
         result: AnalysisResult = copy.copy(notebook.result)  # the notebook's tree and facts; the cell's findings
         result.findings = local
         super().__init__(uri, version, text, result, local, notebook.config, notebook.generation)
-
-    def _local(self, span: Span) -> Span:
-        return Span(span.start_line - self.shift, span.start_col, span.end_line - self.shift, span.end_col)
 
     def plan(self, index: int, unsafe: bool) -> Fix | Declined:
         """The notebook's fix for the finding, in the cell's coordinates, when it edits only the cell."""
@@ -76,19 +71,15 @@ class CellAnalysis(Analysis):
         finding = self.findings[index]
         if isinstance(outcome, Declined):
             return replace(outcome, finding=finding)
-        last = self.cell.first_line + self.cell.line_count - 1
         edits = []
         for edit in outcome.edits:
-            inside = self.cell.first_line <= edit.span.start_line and (
-                edit.span.end_line <= last or (edit.span.end_line == last + 1 and edit.span.end_col == 0)
-            )
-            if not inside:
+            if not self.cell.holds(edit.span):
                 return Declined(
                     finding,
                     "the fix also writes in another cell (a helper defined after `import torch`); run `graphmend fix` on the notebook",
                     "other-cell",
                 )
-            edits.append(Edit(self._local(edit.span), edit.new_text))
+            edits.append(Edit(self.cell.local(edit.span), edit.new_text))
         return replace(outcome, finding=finding, edits=tuple(edits))
 
     def fixed(self, path: str) -> FileFix:

@@ -51,6 +51,7 @@ from .confirm import (
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
 from .hover import hover as hover_at
+from ..notebooks import CellSpan
 from .notebook_cells import CellAnalysis, joined_cells, notebook_of
 from .documents import (
     Analysis,
@@ -210,9 +211,12 @@ class GraphMendServer(LanguageServer):
             asyncio.ensure_future(self.follow_calls(analysis, path))
         return analysis
 
-    async def cell_analysis(self, cell_uri: str, notebook_uri: str) -> Analysis | None:
-        """A notebook cell's view of the analysis of its whole notebook (all code cells, one module)."""
-        joined = joined_cells(self.workspace, notebook_uri)
+    async def cell_analysis(
+        self, cell_uri: str, notebook_uri: str, joined: tuple[str, dict[str, CellSpan]] | None = None
+    ) -> Analysis | None:
+        """A notebook cell's view of the analysis of its whole notebook (all code cells, one module;
+        `joined`, when the caller has it already)."""
+        joined = joined or joined_cells(self.workspace, notebook_uri)
         current = self._text(cell_uri)
         if joined is None or current is None or cell_uri not in joined[1]:
             return None
@@ -230,9 +234,9 @@ class GraphMendServer(LanguageServer):
         """Push each code cell's diagnostics (a pull client asks for them per cell instead)."""
         if self.pull:
             return
-        joined = joined_cells(self.workspace, notebook_uri)
+        joined = joined_cells(self.workspace, notebook_uri)  # once, not once per cell
         for cell_uri in joined[1] if joined is not None else ():
-            analysis = await self.cell_analysis(cell_uri, notebook_uri)
+            analysis = await self.cell_analysis(cell_uri, notebook_uri, joined)
             if analysis is not None:
                 self.publish(analysis)
 

@@ -107,9 +107,9 @@ def workspace_files(folders: Iterable[Path], exclude: tuple[str, ...], config_fo
 
 
 def _excluded_by_config(path: Path, config: Config) -> bool:
-    from ..files import _excluded
+    from ..files import path_matches
 
-    return _excluded(path, config.exclude, config.root)
+    return path_matches(path, config.exclude, config.root)
 
 
 def fix_one(job: tuple[Path, str | None, Config]) -> FileFixResult:

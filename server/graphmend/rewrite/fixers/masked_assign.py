@@ -81,7 +81,7 @@ class MaskedAssignFixer:
         for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the copied tensor", selection.value)):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
         out, mask_text = ctx.atom(target.value), ctx.code(mask)
-        src = _render_without_selection(ctx, value, selection)
+        src = _render_without_selection(ctx, function, value, selection)
         selected = f"{out} {operator} {src}" if operator else src
         torch = ctx.torch_name()
         arguments = [mask_text, ctx.code(target.value), ctx.code(selection.value)] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
@@ -152,17 +152,13 @@ def _arithmetic_kind(value: ast.expr) -> str:
     return "integer"
 
 
-def _render_without_selection(ctx: FixContext, value: ast.expr, selection: ast.Subscript) -> str:
-    """`value`'s source with `src[mask]` replaced by `src`."""
-    text = ctx.code(value)
-    inner = ctx.code(selection)
-    start = ctx.span(selection)
-    whole = ctx.span(value)
-    if start.start_line != whole.start_line or whole.end_line != start.end_line:
-        return text.replace(inner, ctx.atom(selection.value), 1) if text.count(inner) == 1 else _raise_multiline()
-    offset = start.start_col - whole.start_col
-    return text[:offset] + ctx.atom(selection.value) + text[offset + len(inner):]
-
-
-def _raise_multiline() -> str:
-    raise DeclineError("generated-code", "the assigned value spans lines in a way the rewrite cannot follow")
+def _render_without_selection(
+    ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, value: ast.expr, selection: ast.Subscript
+) -> str:
+    """`value`'s source with `src[mask]` replaced by `src` (libcst keeps its layout and parentheses)."""
+    inner = ctx.cst_node(function, selection, cst.Subscript)
+    assert isinstance(inner, cst.Subscript)
+    if value is selection:
+        return ctx.render(function, inner.value)
+    whole = ctx.cst_node(function, value, cst.BaseExpression)
+    return ctx.render(function, whole.deep_replace(inner, inner.value))
