@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "server"))
 import torch  # noqa: E402
 
 from graphmend.rewrite import fix_source  # noqa: E402
+from graphmend.rewrite.model import Safety  # noqa: E402
 from graphmend.runtime.worker import capture  # noqa: E402
 
 
@@ -66,8 +67,8 @@ def _same(a: Any, b: Any) -> bool:
 def measure(path: Path) -> list[tuple[str, int, int, int, str]]:
     source = path.read_text(encoding="utf-8")
     versions = [("original", source, 0)]
-    for label, unsafe in (("safe fixes", False), ("+ unsafe fixes", True)):
-        result = fix_source(source, str(path), unsafe=unsafe)
+    for label, level in (("safe fixes", Safety.SAFE), ("+ costly and unsafe fixes", Safety.UNSAFE)):
+        result = fix_source(source, str(path), level=level)
         versions.append((label, result.fixed, len(result.applied)))
     rows = []
     reference: list[Any] | None = None

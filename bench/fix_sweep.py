@@ -1,8 +1,8 @@
 """Run the rewrites over a whole installed package: no crash, every output parses, idempotent.
 
-    GRAPHMEND_STRICT=1 .venv/bin/python bench/fix_sweep.py [--package transformers] [--unsafe] [--jobs 2]
+    GRAPHMEND_STRICT=1 .venv/bin/python bench/fix_sweep.py [--package transformers] [--level safe|costly|unsafe] [--jobs 2]
 
-For every .py file: fix_source (safe fixes; unsafe too with --unsafe), check the result parses,
+For every .py file: fix_source (safe fixes; riskier tiers too with --level), check the result parses,
 fix the result again and check nothing changes. Prints totals, fixes by code, declines by reason
 (for the findings that remain, on the whole package and on its models/ subtree), and any file that
 crashed, did not parse or was not a fixed point. Exit status 1 if any such file exists.
@@ -26,21 +26,22 @@ sys.path.insert(0, str(ROOT / "server"))
 
 from graphmend.files import read_source  # noqa: E402
 from graphmend.rewrite import fix_source  # noqa: E402
+from graphmend.rewrite.model import Safety  # noqa: E402
 
 
-def sweep_file(job: tuple[str, bool]) -> dict:
-    path, unsafe = job
+def sweep_file(job: tuple[str, Safety]) -> dict:
+    path, level = job
     source = read_source(Path(path), 10_000_000)
     if source.text is None:
         return {"path": path, "skipped": True}
     try:
-        first = fix_source(source.text, path, unsafe=unsafe)
+        first = fix_source(source.text, path, level=level)
         try:
             ast.parse(first.fixed)
             parses = True
         except SyntaxError:
             parses = False
-        second = fix_source(first.fixed, path, unsafe=unsafe) if first.changed else first
+        second = fix_source(first.fixed, path, level=level) if first.changed else first
         return {
             "path": path,
             "fixed": [f.finding.code for f in first.applied],
@@ -58,7 +59,7 @@ def sweep_file(job: tuple[str, bool]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--package", default="transformers")
-    parser.add_argument("--unsafe", action="store_true")
+    parser.add_argument("--level", choices=[s.value for s in Safety], default="safe")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
     module = importlib.import_module(args.package)
@@ -66,14 +67,14 @@ def main() -> int:
     files = sorted(str(p) for p in root.rglob("*.py"))
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(sweep_file, [(f, args.unsafe) for f in files], chunksize=8))
+        results = list(pool.map(sweep_file, [(f, Safety(args.level)) for f in files], chunksize=8))
     elapsed = time.perf_counter() - started
     crashes = [r for r in results if "crash" in r]
     unparsable = [r for r in results if r.get("parses") is False]
     not_fixed_point = [r for r in results if r.get("idempotent") is False]
     done = [r for r in results if "fixed" in r]
     models = [r for r in done if f"{os.sep}models{os.sep}" in r["path"]]
-    mode = "safe + unsafe" if args.unsafe else "safe"
+    mode = f"up to {args.level}"
     print(f"{args.package} {getattr(module, '__version__', '')}: {len(files)} files, {mode} fixes, {elapsed:.0f} s")
     print(f"  crashes: {len(crashes)}, outputs that do not parse: {len(unparsable)}, not a fixed point: {len(not_fixed_point)}")
     for label, group in (("whole package", done), ("models/", models)):
@@ -82,7 +83,7 @@ def main() -> int:
         remaining = sum(r["remaining"] for r in group)
         changed = sum(1 for r in group if r["fixed"])
         print(f"\n== {label}: {sum(fixed.values())} findings fixed in {changed} files; {remaining} findings left, "
-              f"{sum(declined.values())} of them declined by a fixer (the rest have no {'' if args.unsafe else 'safe '}fixer)")
+              f"{sum(declined.values())} of them declined by a fixer (the rest have no fixer at level {args.level})")
         for code, count in sorted(fixed.items()):
             print(f"    fixed     {code}: {count}")
         for key, count in declined.most_common():

@@ -1,84 +1,146 @@
-"""What the fixed-shape MoE dispatch costs, and what it buys: one Mixtral-style sparse MoE block
-at realistic sizes, the original dispatch (loop over the experts hit, data-dependent gathers)
-against the rewrite `graphmend fix --unsafe-fixes` makes (every expert on every token, masked
-accumulation), eager and under torch.compile (inductor, CPU).
+"""What each fixed form of a mixture-of-experts dispatch costs against the original, at real sizes.
 
-    .venv/bin/python bench/moe_cost.py [--tokens 256] [--hidden 512] [--experts 8] [--top-k 2] [--repeat 20]
+The block is transformers 4.57.6's own `Qwen3MoeSparseMoeBlock` (a loop over the experts hit, with
+data-dependent gathers). Its file is rewritten by the real fixer at each level, so this measures
+the code the tool writes:
 
-The rewritten block is produced by running the real fixer on the original's source, so this
-measures the code the tool writes. Prints median milliseconds per forward.
+- `original`: the block as shipped (dynamo breaks in the dispatch loop);
+- `costly`: `graphmend fix --fix-level costly`, every expert on every token, unrouted rows masked;
+- `unsafe`: `graphmend fix --fix-level unsafe`, every expert on its own tokens, with
+  `capture_dynamic_output_shape_ops` set by the module.
+
+    .venv/bin/python bench/moe_cost.py [--experts 8 64 128] [--tokens 8 512 4096] [--dtype float32]
+
+Each (form, experts, tokens) runs in its own process (the unsafe form's flag is process-wide):
+graphs under a counting backend, then inductor on CPU: cold start (first call) and steady state
+(median of repeated calls), and the largest difference from the original's eager output, next to
+the original's own compiled-vs-eager difference (the noise floor). Prints a Markdown table.
+Needs transformers 4.57.6 (`bench/models/run.py --transformers 4.57.6` installs it under .cache/).
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import json
+import subprocess
 import sys
-import tempfile
-import time
-import importlib.util
 from pathlib import Path
 
-import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
-from graphmend.rewrite import fix_source  # noqa: E402
-
-# the Mixtral-style block of the fixer's own test fixture: the benchmark and the tests share one
-# copy of the dispatch loop
-BLOCK = (Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "MoEDispatchFixer" / "hit_list.in.py").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parents[1]
+SITE = ROOT / ".cache" / "bench" / "transformers-4.57.6" / "site"
+FORMS = ("original", "costly", "unsafe")
+TOP_K = {8: 2}  # experts -> top-k; the rest use 8, as Qwen3-MoE does
 
 
-def load(source: str, name: str):  # type: ignore[no-untyped-def]
-    path = Path(tempfile.mkdtemp()) / f"{name}.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+def _run_one(form: str, experts: int, tokens: int, dtype: str, repeat: int) -> dict:
+    """Runs in a fresh process: builds the block, counts graphs, times inductor."""
+    import importlib.util
+    import statistics
+    import tempfile
+    import time
 
+    import torch
+    import torch._dynamo.testing
 
-def median_ms(fn, x: torch.Tensor, repeat: int) -> float:  # type: ignore[no-untyped-def]
-    fn(x)
-    times = []
-    for _ in range(repeat):
+    sys.path.insert(0, str(ROOT / "server"))
+    sys.path.insert(0, str(SITE))
+    from transformers import Qwen3MoeConfig
+    from transformers.models.qwen3_moe import modeling_qwen3_moe as shipped
+
+    from graphmend.rewrite import fix_source
+    from graphmend.rewrite.model import Safety
+
+    module = shipped
+    if form != "original":
+        source = Path(shipped.__file__).read_text(encoding="utf-8")
+        result = fix_source(source, shipped.__file__, level=Safety(form))
+        titles = [f.title for f in result.applied if "expert" in f.title]
+        if not titles:
+            return {"error": f"no MoE fix at level {form}"}
+        path = Path(tempfile.mkdtemp()) / "modeling_qwen3_moe_fixed.py"
+        path.write_text(result.fixed, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location("transformers.models.qwen3_moe.modeling_qwen3_moe_fixed", path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules[spec.name] = module  # type: ignore[union-attr]  # transformers inspects its classes' files
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    config = Qwen3MoeConfig(
+        hidden_size=256, moe_intermediate_size=128, num_experts=experts,
+        num_experts_per_tok=TOP_K.get(experts, 8), norm_topk_prob=True,
+    )
+    torch_dtype = getattr(torch, dtype)
+    torch.manual_seed(0)
+    reference_block = shipped.Qwen3MoeSparseMoeBlock(config).eval().to(torch_dtype)
+    torch.manual_seed(0)
+    block = module.Qwen3MoeSparseMoeBlock(config).eval().to(torch_dtype)
+    torch.manual_seed(1)
+    x = torch.randn(1, tokens, 256, dtype=torch_dtype)
+    with torch.no_grad():
+        reference = reference_block(x)[0]
+        counter = torch._dynamo.testing.CompileCounter()
+        torch._dynamo.reset()
+        torch.compile(block, backend=counter)(x)
+        graphs = counter.frame_count
+        torch._dynamo.reset()
+        compiled = torch.compile(block)
         start = time.perf_counter()
-        fn(x)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+        out = compiled(x)[0]
+        cold = time.perf_counter() - start
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            compiled(x)
+            times.append(time.perf_counter() - start)
+    difference = (out.float() - reference.float()).abs()
+    scale = reference.float().abs().max().item() or 1.0
+    return {
+        "graphs": graphs, "cold_s": cold, "steady_ms": statistics.median(times) * 1000,
+        "max_abs": difference.max().item(), "max_rel": difference.max().item() / scale,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tokens", type=int, default=256)
-    parser.add_argument("--hidden", type=int, default=512)
-    parser.add_argument("--ffn", type=int, default=1024)
-    parser.add_argument("--experts", type=int, default=8)
-    parser.add_argument("--top-k", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--experts", type=int, nargs="+", default=[8, 64, 128])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[8, 512, 4096])
+    parser.add_argument("--forms", nargs="+", choices=FORMS, default=list(FORMS))
+    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per measurement")
+    parser.add_argument("--one", help=argparse.SUPPRESS)  # internal: form,experts,tokens in this process
     args = parser.parse_args()
-    fixed = fix_source(BLOCK, "hit_list.py", unsafe=True)
-    if not any(f.title.startswith("Dispatch to every expert") for f in fixed.applied):
-        raise SystemExit("the MoE fixer did not rewrite the block")
-    torch.manual_seed(0)
-    x = torch.randn(1, args.tokens, args.hidden)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; tokens {args.tokens}, hidden {args.hidden}, ffn {args.ffn}, experts {args.experts}, top-k {args.top_k}")
-    results = {}
-    for name, source in (("original", BLOCK), ("rewritten", fixed.fixed)):
-        torch.manual_seed(1)
-        block = load(source, f"moe_{name}").SparseMoe(args.hidden, args.experts, args.top_k, args.ffn).eval()
-        with torch.no_grad():
-            eager = median_ms(block, x, args.repeat)
-            torch._dynamo.reset()
-            compiled = torch.compile(block)
-            start = time.perf_counter()
-            out = compiled(x)
-            cold = time.perf_counter() - start
-            steady = median_ms(compiled, x, args.repeat)
-        results[name] = out[0]  # (hidden states, router logits)
-        print(f"{name:>9}: eager {eager:8.2f} ms   compiled cold {cold:6.1f} s   compiled steady {steady:8.2f} ms")
-    diff = (results["original"] - results["rewritten"]).abs().max().item()
-    print(f"max abs difference of the outputs: {diff:.2g} (largest value {results['original'].abs().max().item():.2g})")
+    if args.one:
+        form, experts, tokens = args.one.split(",")
+        print(json.dumps(_run_one(form, int(experts), int(tokens), args.dtype, args.repeat)))
+        return 0
+    if not SITE.is_dir():
+        raise SystemExit(f"transformers 4.57.6 is not installed under {SITE}: run bench/models/run.py --transformers 4.57.6 first")
+    import torch
+
+    print(f"torch {torch.__version__}, CPU, {torch.get_num_threads()} threads, {args.dtype}; Qwen3MoeSparseMoeBlock, hidden 256, expert FFN 128\n")
+    print("| experts | top-k | tokens | form | graphs | cold s | steady ms | vs original | max abs diff | max rel diff |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for experts in args.experts:
+        for tokens in args.tokens:
+            base = None
+            for form in args.forms:
+                command = [sys.executable, __file__, "--one", f"{form},{experts},{tokens}", "--dtype", args.dtype, "--repeat", str(args.repeat)]
+                try:
+                    done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+                    lines = done.stdout.strip().splitlines()
+                    row = json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:80]}
+                except subprocess.TimeoutExpired:
+                    row = {"error": f"timeout after {args.timeout} s"}
+                head = f"| {experts} | {TOP_K.get(experts, 8)} | {tokens} | {form} |"
+                if "error" in row:
+                    print(f"{head} failed: {row['error']} | | | | | |", flush=True)
+                    continue
+                base = row["steady_ms"] if form == "original" else base
+                ratio = f"{row['steady_ms'] / base:.2f}x" if base else "-"
+                print(
+                    f"{head} {row['graphs']} | {row['cold_s']:.1f} | {row['steady_ms']:.2f} | {ratio} | "
+                    f"{row['max_abs']:.2g} | {row['max_rel']:.2g} |",
+                    flush=True,
+                )
     return 0
 
 

@@ -76,6 +76,33 @@ def test_unsafe_fixes_are_applied_only_on_request(project: Path, capsys: pytest.
     assert code == 0
 
 
+MOE = (Path(__file__).parent / "fixtures" / "MoEDispatchFixer" / "hit_list.in.py").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("level", "written"),
+    [
+        ("safe", None),
+        ("costly", "torch.arange(expert_mask.shape[-1]"),  # the dense form: every expert on every token
+        ("unsafe", "capture_dynamic_output_shape_ops = True"),  # the sparse form: the original gathers, a flag
+    ],
+)
+def test_fix_level_selects_each_tier_on_its_own(level: str, written: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "moe.py").write_text(MOE, encoding="utf-8")
+    code, out, _ = run(capsys, "fix", "--fix-level", level, "moe.py")
+    fixed = (tmp_path / "moe.py").read_text(encoding="utf-8")
+    if written is None:
+        assert fixed == MOE
+        # the riskier fix is named with its tier, and how to apply it
+        assert "a costly fix exists (Dispatch to every expert" in out and "use --fix-level costly" in out
+        assert code == 1
+        return
+    assert written in fixed
+    other = "capture_dynamic_output_shape_ops" if level == "costly" else "torch.arange(expert_mask.shape[-1]"
+    assert other not in fixed
+
+
 def test_select_limits_what_is_fixed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--select", "GM3", "model.py")
     fixed = (project / "model.py").read_text(encoding="utf-8")

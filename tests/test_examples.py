@@ -25,7 +25,7 @@ def test_fixing_an_example_keeps_outputs_and_removes_breaks(path: Path) -> None:
     rows = {label: (fixes, graphs, breaks, equal) for label, fixes, graphs, breaks, equal in _bench().measure(path)}
     _, graphs, breaks, _ = rows["original"]
     assert breaks > 0, "an example without breaks shows nothing"
-    for label in ("safe fixes", "+ unsafe fixes"):
+    for label in ("safe fixes", "+ costly and unsafe fixes"):
         fixes, fixed_graphs, fixed_breaks, equal = rows[label]
         assert equal == "yes", f"{label}: outputs differ from the original ({equal})"
         assert fixes > 0 and fixed_breaks < breaks and fixed_graphs < graphs, f"{label}: {rows[label]} vs {rows['original']}"

@@ -5,7 +5,8 @@ Fixture pairs: tests/fixtures/<fixer>/<case>.in.py -> <case>.out.py. A case modu
 `inputs()` (at least 8 argument tuples that reach every branch outcome) and either a compiled
 function `f` or `make()` returning the callable (build modules under a fixed seed so both versions
 get the same weights). Optional module constants: `GRAD = True` to compare gradients w.r.t. the
-floating inputs, `UNSAFE = True` to apply unsafe fixes, `PARTIAL = True` when the rewrite only
+floating inputs, `COSTLY = True` / `UNSAFE = True` to fix at that level (a costly fix must keep
+everything a safe one keeps, values up to rounding), `PARTIAL = True` when the rewrite only
 reduces the number of breaks.
 
 Decline fixtures: tests/fixtures/declines/*.py, each with a line `# declines: GM101 <key>`: the
@@ -24,7 +25,7 @@ import torch
 from graphmend.analysis import analyze_detailed
 from graphmend.rewrite import Declined, fix_source, plan_fix
 from graphmend.rewrite.context import FixContext
-from graphmend.rewrite.model import DeclineError
+from graphmend.rewrite.model import DeclineError, Safety
 
 from .differential import breaks, callable_of, gradients, run_quietly, same
 from .observe import differences, observe, run_compiled
@@ -35,15 +36,24 @@ PAIRS = sorted(p for p in FIXTURES.glob("*/*.in.py") if p.parent.name != "declin
 DECLINES = sorted((FIXTURES / "declines").glob("*.py"))
 
 
+def fix_level(source: str) -> Safety:
+    """The fix level a fixture asks for with `UNSAFE = True` or `COSTLY = True` (else safe)."""
+    if "UNSAFE = True" in source:
+        return Safety.UNSAFE
+    return Safety.COSTLY if "COSTLY = True" in source else Safety.SAFE
+
+
 @pytest.mark.parametrize("before_path", PAIRS, ids=[f"{p.parent.name}/{p.name[:-6]}" for p in PAIRS])
 def test_fix_keeps_meaning_and_removes_breaks(before_path: Path, tmp_path: Path) -> None:
     before = before_path.read_text(encoding="utf-8")
     expected_path = before_path.with_name(before_path.name.replace(".in.py", ".out.py"))
-    unsafe = "UNSAFE = True" in before
-    result = fix_source(before, str(before_path), unsafe=unsafe)
+    level = fix_level(before)
+    unsafe = level is Safety.UNSAFE
+    result = fix_source(before, str(before_path), level=level)
     assert result.applied, f"nothing was fixed; declined: {[(d.key, d.reason) for d in result.declined]}"
     assert result.fixed == expected_path.read_text(encoding="utf-8"), "the rewrite differs from the .out.py fixture"
-    assert fix_source(result.fixed, str(expected_path), unsafe=unsafe).fixed == result.fixed, "fixing twice changed the code"
+    assert fix_source(result.fixed, str(expected_path), level=level).fixed == result.fixed, "fixing twice changed the code"
+    assert all(level.allows(f.safety) for f in result.applied), "a fix above the fixture's level was applied"
 
     original_file, fixed_file = tmp_path / "original.py", tmp_path / "fixed.py"
     original_file.write_text(before, encoding="utf-8")
@@ -104,7 +114,7 @@ def test_fixer_declines_with_its_reason(path: Path) -> None:
     match = DECLINE_MARK.search(source)
     assert match, "a decline fixture needs a `# declines: GMxxx key` line"
     code, key, fixer_name = match.groups()
-    unsafe = "UNSAFE = True" in source
+    level = fix_level(source)
     result = analyze_detailed(source, str(path), keep_facts=True)
     ctx = FixContext(result)
     findings = [f for f in result.findings if f.code == code]
@@ -118,11 +128,11 @@ def test_fixer_declines_with_its_reason(path: Path) -> None:
                 fixer.plan(finding, ctx)
             assert declined.value.key == key, f"declined for another reason: {declined.value.reason}"
         return
-    outcomes = [plan_fix(f, ctx, unsafe=unsafe) for f in findings]
+    outcomes = [plan_fix(f, ctx, level) for f in findings]
     assert all(isinstance(o, Declined) for o in outcomes), "the fixer did not decline"
     keys = {d.key for o in outcomes for d in (o, *o.also)}  # type: ignore[union-attr]
     assert key in keys, f"declined for other reasons: {[(o.key, o.reason) for o in outcomes]}"
-    assert fix_source(source, str(path), unsafe=unsafe, codes=frozenset({code})).fixed == source
+    assert fix_source(source, str(path), level=level, codes=frozenset({code})).fixed == source
 
 
 def test_every_fixer_has_fixtures() -> None:
@@ -155,7 +165,7 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
     """The assert rewrite keeps eager behaviour on a violated assert too (the fixture inputs
     all pass it): the same AssertionError and message."""
     source = (FIXTURES / "AssertScalarFixer" / "lengths.in.py").read_text(encoding="utf-8")
-    fixed = fix_source(source, "lengths.py", unsafe=True).fixed
+    fixed = fix_source(source, "lengths.py", level=Safety.UNSAFE).fixed
     messages = []
     for name, text in (("original", source), ("fixed", fixed)):
         path = tmp_path / f"{name}.py"
@@ -174,7 +184,7 @@ def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
     source = (
         "import torch\n\n\n@torch.compile\ndef f(x):\n    n = int(x.sum().item())\n    return torch.zeros(n) + 1\n"
     )
-    fixed = fix_source(source, "sizes.py", unsafe=True).fixed
+    fixed = fix_source(source, "sizes.py", level=Safety.UNSAFE).fixed
     assert "capture_scalar_outputs = True" in fixed and "_check" not in fixed
     path = tmp_path / "sizes.py"
     path.write_text(fixed, encoding="utf-8")  # importing it sets the flag (conftest restores it)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -84,3 +85,34 @@ def test_confirmation_settings_are_validated() -> None:
     assert parsed.settings.confirm_python == "/venv/bin/python"
     assert any("confirmTimeoutS` must be a whole number from 1 to 86400" in p for p in parsed.problems)
     assert any("confirmDevice` must be one of 'auto', 'cpu', 'cuda'" in p for p in parsed.problems)
+
+
+def test_quick_fix_level_setting_offers_each_tier_with_its_title() -> None:
+    from pygls.workspace.position_codec import PositionCodec
+
+    from graphmend.analysis import analyze_detailed
+    from graphmend.config import Config
+    from graphmend.lsp.actions import code_actions
+    from graphmend.lsp.documents import Analysis
+    from graphmend.rewrite.model import Safety
+
+    assert parse_settings({"quickFixLevel": "costly"}).settings.quick_fix_level is Safety.COSTLY
+    bad = parse_settings({"quickFixLevel": "yolo"})
+    assert bad.settings.quick_fix_level is Settings().quick_fix_level and any("`quickFixLevel` must be one of" in p for p in bad.problems)
+
+    source = (Path(__file__).parent / "fixtures" / "MoEDispatchFixer" / "hit_list.in.py").read_text(encoding="utf-8")
+    result = analyze_detailed(source, "moe.py", keep_facts=True)
+    analysis = Analysis("file:///moe.py", 1, source, result, result.findings, Config())
+    line = next(f.span.start_line for f in result.findings if f.code == "GM202")
+
+    def titles(level: Safety) -> list[str]:
+        actions = code_actions(analysis, line, line, None, PositionCodec(), level=level, disabled_support=True, resolve_support=False, docs_url="", path="moe.py")
+        return [a.title for a in actions]
+
+    assert not any(t.startswith(("Costly:", "Unsafe:")) for t in titles(Safety.SAFE))
+    assert any(t.startswith("Costly: Dispatch to every expert") for t in titles(Safety.COSTLY))
+    assert any(t.startswith("Unsafe: Loop over every expert") for t in titles(Safety.UNSAFE))
+    # a disabled "no safe rewrite" action says which tier would fix it and how to allow it
+    safe = code_actions(analysis, line, line, None, PositionCodec(), level=Safety.SAFE, disabled_support=True, resolve_support=False, docs_url="", path="moe.py")
+    reasons = [a.disabled.reason for a in safe if getattr(a, "disabled", None)]
+    assert any('a costly fix exists' in r and '`quickFixLevel` setting ("costly")' in r for r in reasons), reasons

@@ -30,7 +30,7 @@ from .rewrite.context import FixContext
 from .rewrite.engine import plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
 from .rewrite.fixers import fixers_for
-from .rewrite.model import Fix
+from .rewrite.model import Fix, Safety
 from .sarif import write_sarif
 from .workers import worker_pool
 
@@ -88,7 +88,7 @@ def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
 def safe_fixes(result: AnalysisResult) -> dict[int, Fix]:
     """The safe fix of each finding that has one, by index. Planning is skipped for rules with no
     safe fixer, so a file without such findings costs nothing more than its analysis."""
-    candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, False)]
+    candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, Safety.SAFE)]
     if not candidates or result.tree is None:
         return {}
     context = FixContext(result)
@@ -238,7 +238,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     fix.add_argument("paths", nargs="*", type=Path, default=[Path(".")], help="files or directories (default: .)")
     fix.add_argument("--diff", action="store_true", help="print a unified diff of the fixes and write nothing")
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes that change observable behaviour")
+    fix.add_argument(
+        "--fix-level",
+        choices=[s.value for s in Safety],
+        default=Safety.SAFE.value,
+        help=(
+            "the riskiest fixes to apply: safe (default: same values, prints, logs and checks), costly (also same "
+            "values up to rounding at more compute, e.g. every expert on every token), unsafe (also fixes that "
+            "change behaviour: a skipped print, a process-wide dynamo flag)"
+        ),
+    )
+    fix.add_argument("--unsafe-fixes", action="store_true", help="the same as --fix-level unsafe")
     fix.add_argument("--select", type=_codes, help="comma-separated codes or prefixes to fix (others are left as they are)")
     fix.add_argument("--ignore", type=_codes, help="comma-separated codes or prefixes not to fix")
     fix.add_argument("--config", type=Path, help="a pyproject.toml to read [tool.graphmend] from")
@@ -365,9 +375,9 @@ def _check_once(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _fix_job(job: tuple[Path, Config, bool, frozenset[str] | None, bool]) -> FileOutcome:
-    path, config, unsafe, codes, write = job
-    return fix_file(path, config, unsafe=unsafe, codes=codes, write=write)
+def _fix_job(job: tuple[Path, Config, Safety, frozenset[str] | None, bool]) -> FileOutcome:
+    path, config, level, codes, write = job
+    return fix_file(path, config, level=level, codes=codes, write=write)
 
 
 def run_fix(args: argparse.Namespace) -> int:
@@ -387,8 +397,9 @@ def run_fix(args: argparse.Namespace) -> int:
     codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
     # helpers in other files called from compiled code are fixed as compiled code (found by a check pass)
     entries = {} if args.no_cross_module or len(paths) < 2 else check_files_and_entries(paths, config, args.jobs)[1]
+    level = Safety.UNSAFE if args.unsafe_fixes else Safety(args.fix_level)
     jobs = [
-        (path, replace(config, extra_entries=entries.get(path.resolve(), ())), args.unsafe_fixes, codes, not args.diff)
+        (path, replace(config, extra_entries=entries.get(path.resolve(), ())), level, codes, not args.diff)
         for path in paths
     ]
     outcomes = _map(_fix_job, jobs, args.jobs, "fixing")
@@ -423,7 +434,7 @@ def run_fix(args: argparse.Namespace) -> int:
         for finding in remaining:
             decline = result.decline_for(finding)
             if decline is not None:
-                reason, key = decline.explanation("apply it explicitly, or use --unsafe-fixes"), decline.key
+                reason, key = decline.explanation("apply it explicitly, or use --fix-level {level}"), decline.key
             else:
                 reason, key = "no automatic rewrite for this rule; see the finding's advice", "no-fixer"
             reasons[key] += 1

@@ -1,8 +1,8 @@
 """Code actions for one document version, from the stored analysis (never from the client's
 `context.diagnostics`: Neovim 0.7 sends only what its user code builds).
 
-- a quick fix per finding with a rewrite: safe ones preferred, unsafe ones titled with what they
-  change (and offered only when the `unsafeQuickFixes` setting allows);
+- a quick fix per finding with a rewrite: safe ones preferred, costly and unsafe ones titled with
+  their tier and what they change (offered up to the `quickFixLevel` setting);
 - for a finding no fixer can rewrite, a disabled action that says why, where the client shows
   disabled actions (VS Code);
 - "Ignore GMxxx on this line";
@@ -24,6 +24,7 @@ from ..rewrite.model import Safety
 from ..rewrite.suppress import suppression_edit
 from .convert import to_diagnostic, to_text_edits
 from .documents import Analysis
+from .settings import QUICK_FIX_LEVEL_HINT
 
 FIX_ALL_KIND = "source.fixAll.graphmend"
 EXPLAIN_DECLINE = "graphmend.explainDecline"  # shows a decline's reason (clients without disabled actions)
@@ -41,7 +42,7 @@ def code_actions(
     only: Sequence[str] | None,
     codec: PositionCodec,
     *,
-    unsafe: bool,
+    level: Safety,
     disabled_support: bool,
     resolve_support: bool,
     docs_url: str,
@@ -56,17 +57,17 @@ def code_actions(
             continue
         diagnostic = to_diagnostic(finding, analysis.uri, codec, analysis.lines, docs_url)
         if wanted(types.CodeActionKind.QuickFix, only) and analysis.parses:
-            outcome = analysis.plan(index, unsafe)
+            outcome = analysis.plan(index, level)
             if isinstance(outcome, Declined):
                 if outcome.key != "no-fixer":
                     actions.append(why_not_action(finding.code, outcome, diagnostic, disabled_support))
             else:
                 safe = outcome.safety is Safety.SAFE
                 safe_fix_here = safe_fix_here or safe
-                title = f"{outcome.title} ({finding.code})" if safe else f"Unsafe: {outcome.title} ({finding.code})"
+                title = f"{outcome.safety.label}{outcome.title} ({finding.code})"
                 actions.append(_edit_action(analysis, codec, title, types.CodeActionKind.QuickFix, outcome.edits, [diagnostic], preferred=safe))
-                safe_outcome = analysis.plan(index, False) if not safe else outcome
-                if isinstance(safe_outcome, Declined) and safe_outcome.key not in ("no-fixer", "unsafe-only"):
+                safe_outcome = analysis.plan(index, Safety.SAFE) if not safe else outcome
+                if isinstance(safe_outcome, Declined) and safe_outcome.key not in ("no-fixer", "riskier-only"):
                     actions.append(why_not_action(finding.code, safe_outcome, diagnostic, disabled_support))
         if wanted(types.CodeActionKind.QuickFix, only):
             edit = suppression_edit(analysis.text, finding, analysis.lines, analysis.parses)
@@ -95,7 +96,7 @@ def code_actions(
 def why_not_action(code: str, outcome: Declined, diagnostic: types.Diagnostic, disabled_support: bool) -> types.CodeAction | types.Command:
     """Why this finding has no safe fix: a disabled action where the client shows those (VS Code),
     else a command that shows the reason (Neovim and Emacs list it with the fixes)."""
-    reason = outcome.explanation("allow it with the `unsafeQuickFixes` setting")
+    reason = outcome.explanation(QUICK_FIX_LEVEL_HINT)
     if disabled_support:
         return types.CodeAction(
             title=f"GraphMend: no safe rewrite for {code}",

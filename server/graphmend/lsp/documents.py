@@ -21,6 +21,7 @@ from ..config import Config, ConfigError, load_config
 from ..findings import Finding
 from ..rewrite import Declined, FileFix, Fix, fix_source, plan_fix
 from ..rewrite.context import FixContext, line_ending
+from ..rewrite.model import Safety
 from .settings import Settings
 
 
@@ -41,20 +42,20 @@ class Analysis:
     def __post_init__(self) -> None:
         self.lines = SourceFile(self.text).lines
         self.ending = line_ending(self.text)
-        self._plans: dict[tuple[int, bool], Fix | Declined] = {}
+        self._plans: dict[tuple[int, Safety], Fix | Declined] = {}
         self._fixed: FileFix | None = None
         self._context: FixContext | None = None
         self._lock = threading.Lock()
 
-    def plan(self, index: int, unsafe: bool) -> Fix | Declined:
+    def plan(self, index: int, level: Safety) -> Fix | Declined:
         """The rewrite of `findings[index]` (planned once per version: a lightbulb asks often)."""
         with self._lock:
-            cached = self._plans.get((index, unsafe))
+            cached = self._plans.get((index, level))
             if cached is None:
                 if self._context is None:
                     self._context = FixContext(self.result)
-                cached = plan_fix(self.findings[index], self._context, unsafe=unsafe)
-                self._plans[(index, unsafe)] = cached
+                cached = plan_fix(self.findings[index], self._context, level)
+                self._plans[(index, level)] = cached
             return cached
 
     def fixed(self, path: str) -> FileFix:

@@ -22,6 +22,7 @@ from ..rewrite.model import Safety
 from ..runtime.compare import MarkedFinding
 from .convert import client_range, documentation_link
 from .documents import Analysis
+from .settings import QUICK_FIX_LEVEL_HINT
 
 
 def findings_at(analysis: Analysis, position: types.Position, codec: PositionCodec) -> list[tuple[int, Finding]]:
@@ -46,7 +47,7 @@ def hover(
     position: types.Position,
     codec: PositionCodec,
     *,
-    unsafe: bool,
+    level: Safety,
     docs_url: str,
     confirmed: Sequence[MarkedFinding] = (),
 ) -> types.Hover | None:
@@ -54,7 +55,7 @@ def hover(
     found = findings_at(analysis, position, codec)
     if not found:
         return None
-    sections = [_section(analysis, index, finding, unsafe, docs_url, confirmed) for index, finding in found]
+    sections = [_section(analysis, index, finding, level, docs_url, confirmed) for index, finding in found]
     innermost = min((f for _, f in found), key=lambda f: (f.span.end_line - f.span.start_line, f.span.end_col - f.span.start_col))
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(sections)),
@@ -62,14 +63,14 @@ def hover(
     )
 
 
-def _section(analysis: Analysis, index: int, finding: Finding, unsafe: bool, docs_url: str, confirmed: Sequence[MarkedFinding]) -> str:
+def _section(analysis: Analysis, index: int, finding: Finding, level: Safety, docs_url: str, confirmed: Sequence[MarkedFinding]) -> str:
     rule = RULES_BY_CODE.get(finding.code)
     name = f" {rule.name}" if rule is not None else ""
     parts = [f"**{finding.code}{name}**: {finding.message}"]
     if rule is not None and rule.why:
         parts.append(f"**Why it breaks:** {rule.why}.")
     if finding.code != PARSE_ERROR_CODE and analysis.parses:
-        parts.append(_fix_text(analysis, index, unsafe))
+        parts.append(_fix_text(analysis, index, level))
     ids = gb_ids_for(finding.code)
     if ids:
         links = ", ".join(f"[{gb} {GRAPH_BREAK_TYPES[gb]}]({graph_break_url(gb)})" for gb in ids)
@@ -85,15 +86,16 @@ def _section(analysis: Analysis, index: int, finding: Finding, unsafe: bool, doc
     return "\n\n".join(parts)
 
 
-def _fix_text(analysis: Analysis, index: int, unsafe: bool) -> str:
-    """The safe fix, or why there is none (and the unsafe one the settings offer, if any)."""
-    safe = analysis.plan(index, False)
+def _fix_text(analysis: Analysis, index: int, level: Safety) -> str:
+    """The safe fix, or why there is none (and the riskier one the settings offer, if any)."""
+    safe = analysis.plan(index, Safety.SAFE)
     if not isinstance(safe, Declined):
         return f"**Safe fix** (quick fix, fix-all and mend-workspace apply it): {safe.title}."
     if safe.key == "no-fixer":
         return "**Fix:** no automatic rewrite for this rule; see the advice above."
-    if unsafe:
-        riskier = analysis.plan(index, True)
-        if not isinstance(riskier, Declined) and riskier.safety is Safety.UNSAFE:
-            return f"**No safe fix:** {safe.reason}. **Unsafe fix** (a quick fix only, never applied in bulk): {riskier.title}."
-    return f"**No safe fix:** {safe.explanation('allow it with the `unsafeQuickFixes` setting')}."
+    if level is not Safety.SAFE:
+        riskier = analysis.plan(index, level)
+        if not isinstance(riskier, Declined) and riskier.safety is not Safety.SAFE:
+            tier = riskier.safety.value.capitalize()
+            return f"**No safe fix:** {safe.reason}. **{tier} fix** (a quick fix only, never applied in bulk): {riskier.title}."
+    return f"**No safe fix:** {safe.explanation(QUICK_FIX_LEVEL_HINT)}."

@@ -20,6 +20,7 @@ from ..analysis import AnalysisResult
 from ..findings import Edit, Finding
 from ..notebooks import CellSpan, join_cells
 from ..rewrite import Declined, FileFix, Fix, fix_source
+from ..rewrite.model import Safety
 from .documents import Analysis
 
 
@@ -65,9 +66,9 @@ class CellAnalysis(Analysis):
         result.findings = local
         super().__init__(uri, version, text, result, local, notebook.config, notebook.generation)
 
-    def plan(self, index: int, unsafe: bool) -> Fix | Declined:
+    def plan(self, index: int, level: Safety) -> Fix | Declined:
         """The notebook's fix for the finding, in the cell's coordinates, when it edits only the cell."""
-        outcome = self.notebook.plan(self.indices[index], unsafe)
+        outcome = self.notebook.plan(self.indices[index], level)
         finding = self.findings[index]
         if isinstance(outcome, Declined):
             return replace(outcome, finding=finding)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 from ..config import ConfigError, _validate_codes
+from ..rewrite.model import Safety
 
 DIAGNOSTIC_MODES = ("auto", "push", "pull")
 CONFIRM_DEVICES = ("auto", "cpu", "cuda")
@@ -35,8 +36,10 @@ class Settings:
     compile_forward: bool | None = None
     # follow calls from compiled code into other workspace files (jedi)
     cross_file: bool = True
-    # offer the unsafe rewrites as quick fixes (never applied by fix-all or the workspace command)
-    unsafe_quick_fixes: bool = True
+    # the riskiest rewrites offered as quick fixes, one at a time: costly ones (same values, more
+    # compute) and unsafe ones (behaviour changes) are titled so; fix-all and the workspace command
+    # apply safe ones only
+    quick_fix_level: Safety = Safety.UNSAFE
     # base of the rule documentation links (`#gm101-tensor-if` is appended); "" for the bundled docs
     docs_url: str = ""
     # parallel worker processes for the workspace commands (0: one per CPU)
@@ -61,6 +64,14 @@ def _choice(options: tuple[str, ...]) -> Callable[[Any], str]:
         return value
 
     return check
+
+
+def _fix_level(value: Any) -> Safety:
+    return Safety(_choice(tuple(s.value for s in Safety))(value))
+
+
+# how a decline tells the editor user to allow the riskier fix it names ({level}: its tier)
+QUICK_FIX_LEVEL_HINT = 'allow it with the `quickFixLevel` setting ("{level}")'
 
 
 def _whole_number(low: int, high: int) -> Callable[[Any], int]:
@@ -114,7 +125,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "ignore": ("ignore", _codes("ignore")),
     "compileForward": ("compile_forward", _optional_boolean),
     "crossFile": ("cross_file", _boolean),
-    "unsafeQuickFixes": ("unsafe_quick_fixes", _boolean),
+    "quickFixLevel": ("quick_fix_level", _fix_level),
     "docsUrl": ("docs_url", _string),
     "jobs": ("jobs", _whole_number(0, 256)),
     "confirmPython": ("confirm_python", _string),

@@ -23,29 +23,31 @@ MAX_FIXES_PER_FILE = 500
 STRICT = os.environ.get("GRAPHMEND_STRICT") == "1"  # the test suite: fixer bugs raise
 
 
-def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | Declined:
-    """The fix for one finding, or why none applies. With several fixers declining, the reason
-    shown is the first one whose pattern matched (a failed precondition says more than "not my
-    pattern"); the others stay in `also`. Without `unsafe`, a decline names the unsafe fix that
-    would apply, so the user knows there is one and what it changes."""
+def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE) -> Fix | Declined:
+    """The fix for one finding at fix level `level`, or why none applies. With several fixers
+    declining, the reason shown is the first one whose pattern matched (a failed precondition
+    says more than "not my pattern"); the others stay in `also`. Below the unsafe level, a
+    decline names the riskier fix that would apply, so the user knows there is one and what it
+    changes."""
     declines: list[Declined] = []
     narrow: list[Declined] = []  # declines of fixers for one special shape of the pattern
-    alternative: str | None = None
-    for fixer in fixers_for(finding.code, unsafe):
+    alternative: Fix | None = None
+    for fixer in fixers_for(finding.code, level):
         outcome = _plan_one(fixer, finding, ctx)
         if isinstance(outcome, Declined):
             declines.append(outcome)
             if getattr(fixer, "narrow", False):
                 narrow.append(outcome)
-        elif outcome.safety is Safety.UNSAFE and not unsafe:  # a safe fixer's riskier variant
-            alternative = alternative or outcome.title
+        elif not level.allows(outcome.safety):  # a fixer's riskier variant
+            alternative = alternative or outcome
         else:
             return outcome
-    if not unsafe and alternative is None:
-        alternative = _unsafe_alternative(finding, ctx)
+    if alternative is None and level is not Safety.UNSAFE:
+        alternative = _riskier_alternative(finding, ctx, level)
+    title, tier = (alternative.title, alternative.safety) if alternative is not None else (None, None)
     specific = [d for d in declines if d.key not in NOT_MY_PATTERN]
     if not specific and alternative is not None:
-        return Declined(finding, "no safe rewrite applies", "unsafe-only", tuple(declines), alternative)
+        return Declined(finding, f"no {level.value} rewrite applies", "riskier-only", tuple(declines), title, tier)
     if not declines:
         return Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
     # No precondition failed: every fixer says "not my pattern". The general fixer for the rule
@@ -54,7 +56,7 @@ def plan_fix(finding: Finding, ctx: FixContext, unsafe: bool = False) -> Fix | D
     general = [d for d in declines if not any(d is n for n in narrow)]
     chosen = (specific or general or declines)[0]
     others = tuple(d for d in declines if d is not chosen)
-    return Declined(finding, chosen.reason, chosen.key, others, alternative)
+    return Declined(finding, chosen.reason, chosen.key, others, title, tier)
 
 
 def _plan_one(fixer: Fixer, finding: Finding, ctx: FixContext) -> Fix | Declined:
@@ -70,23 +72,23 @@ def _plan_one(fixer: Fixer, finding: Finding, ctx: FixContext) -> Fix | Declined
         return Declined(finding, f"GraphMend failed while planning this rewrite ({type(exc).__name__}: {exc}); please report it", "internal-error")
 
 
-def _unsafe_alternative(finding: Finding, ctx: FixContext) -> str | None:
-    """The title of the first unsafe fix that applies to `finding`, if any."""
-    for fixer in fixers_for(finding.code, True):
-        if fixer.safety is Safety.UNSAFE:
-            outcome = _plan_one(fixer, finding, ctx)
-            if isinstance(outcome, Fix):
-                return outcome.title
+def _riskier_alternative(finding: Finding, ctx: FixContext, level: Safety) -> Fix | None:
+    """The first fix above `level` that applies to `finding`, if any (the least risky tier first)."""
+    riskier = [f for f in fixers_for(finding.code, Safety.UNSAFE) if not level.allows(f.safety)]
+    for fixer in sorted(riskier, key=lambda f: f.safety is Safety.UNSAFE):
+        outcome = _plan_one(fixer, finding, ctx)
+        if isinstance(outcome, Fix):
+            return outcome
     return None
 
 
-def plan_fixes(source: str, path: str = "<string>", config: Config | None = None, unsafe: bool = False) -> list[Fix | Declined]:
+def plan_fixes(source: str, path: str = "<string>", config: Config | None = None, level: Safety = Safety.SAFE) -> list[Fix | Declined]:
     """Fix or reason for every finding of `source` as it is now (for quick fixes: no chaining)."""
     result = analyze_detailed(source, path, config, keep_facts=True)
     if result.tree is None:
         return []
     ctx = FixContext(result)
-    return [plan_fix(finding, ctx, unsafe) for finding in result.findings]
+    return [plan_fix(finding, ctx, level) for finding in result.findings]
 
 
 @dataclass
@@ -157,10 +159,10 @@ def fix_source(
     path: str = "<string>",
     config: Config | None = None,
     *,
-    unsafe: bool = False,
+    level: Safety = Safety.SAFE,
     codes: frozenset[str] | None = None,
 ) -> FileFix:
-    """Apply every fix that applies (safe ones; unsafe ones too with `unsafe`), to a fixed point.
+    """Apply every fix that applies at fix level `level` (safe ones by default), to a fixed point.
 
     `codes` restricts which findings are fixed (the CLI's --select); analysis follows `config`.
     """
@@ -191,12 +193,12 @@ def fix_source(
             if codes is not None and finding.code not in codes:
                 continue
             key = _key(finding, lines)
-            if key in declined or not fixers_for(finding.code, unsafe):
+            if key in declined or not fixers_for(finding.code, level):
                 continue
             scope = ctx.function_lines(finding)
             if scope is not None and any(scope[0] <= end and start <= scope[1] for start, end in taken):
                 continue
-            outcome = plan_fix(finding, ctx, unsafe)
+            outcome = plan_fix(finding, ctx, level)
             if isinstance(outcome, Declined):
                 declined[key] = outcome
                 continue
@@ -231,10 +233,10 @@ def fix_source(
             where.append((finding, spans.pop(0)))
         if key in declined:
             reasons.append((finding, declined[key]))
-        elif final.tree is not None and (codes is None or finding.code in codes) and fixers_for(finding.code, True):
-            # never planned (only unsafe fixers, in a safe run): say why, and what else exists
+        elif final.tree is not None and (codes is None or finding.code in codes) and fixers_for(finding.code, Safety.UNSAFE):
+            # never planned (only riskier fixers than the run's level): say why, and what else exists
             final_ctx = final_ctx or FixContext(final)
-            outcome = plan_fix(finding, final_ctx, unsafe)
+            outcome = plan_fix(finding, final_ctx, level)
             if isinstance(outcome, Fix):  # possible only when MAX_FIXES_PER_FILE stopped the loop
                 outcome = Declined(finding, f"not applied: more than {MAX_FIXES_PER_FILE} fixes in one file", "fix-limit")
             reasons.append((finding, outcome))

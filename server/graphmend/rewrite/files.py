@@ -18,6 +18,7 @@ from ..config import Config
 from ..files import read_source
 from ..notebooks import Notebook, NotebookError, read_notebook
 from .engine import FileFix, fix_source
+from .model import Safety
 
 
 @dataclass
@@ -38,7 +39,7 @@ class FileOutcome:
         return f"{line}:{column + 1}"
 
 
-def fix_file(path: Path, config: Config, *, unsafe: bool = False, codes: frozenset[str] | None = None, write: bool = True) -> FileOutcome:
+def fix_file(path: Path, config: Config, *, level: Safety = Safety.SAFE, codes: frozenset[str] | None = None, write: bool = True) -> FileOutcome:
     source = read_source(path, config.max_file_bytes)
     if source.text is None:
         return FileOutcome(path, skip_reason=source.skip_reason)
@@ -50,7 +51,7 @@ def fix_file(path: Path, config: Config, *, unsafe: bool = False, codes: frozens
         except NotebookError as exc:
             return FileOutcome(path, skip_reason=str(exc))
         text = notebook.text
-    result = fix_source(text, str(path), config, unsafe=unsafe, codes=codes)
+    result = fix_source(text, str(path), config, level=level, codes=codes)
     outcome = FileOutcome(path, result, notebook=notebook)
     if write and result.changed:
         try:

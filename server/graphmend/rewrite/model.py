@@ -1,8 +1,13 @@
 """What a fixer returns: a fix (edits plus a title that says what changes) or the reason it declines.
 
-A fix is `safe` when it keeps the program's meaning under preconditions the fixer checked, and
-`unsafe` when it changes something observable (a print that no longer runs under compile, a global
-config flag). Unsafe fixes are offered one at a time and applied in bulk only on request.
+Three tiers, each selectable on its own (`graphmend fix --fix-level`, the editor's `quickFixLevel`):
+- `safe`: keeps the program's meaning under preconditions the fixer checked: same values, dtypes,
+  shapes and gradients, every print, log record and warning, every check still raising. Fix-all
+  and "mend whole workspace" apply only these.
+- `costly`: the same values up to floating-point rounding, but more compute or memory (the title
+  names the factor, e.g. every expert on every token).
+- `unsafe`: changes something observable (a print that no longer runs under compile, a
+  process-wide dynamo flag). Offered one at a time, applied in bulk only on request.
 """
 
 from __future__ import annotations
@@ -14,8 +19,23 @@ from ..findings import Edit, Finding
 
 
 class Safety(str, enum.Enum):
+    """A fix's tier, and (as a fix level) the riskiest tier a run applies: levels are ordered."""
+
     SAFE = "safe"
+    COSTLY = "costly"
     UNSAFE = "unsafe"
+
+    def allows(self, tier: "Safety") -> bool:
+        """Whether a run at this level applies fixes of `tier`."""
+        return _ORDER.index(tier) <= _ORDER.index(self)
+
+    @property
+    def label(self) -> str:
+        """The prefix of a quick fix's title ("" for a safe one)."""
+        return "" if self is Safety.SAFE else f"{self.value.capitalize()}: "
+
+
+_ORDER = (Safety.SAFE, Safety.COSTLY, Safety.UNSAFE)
 
 
 @dataclass(frozen=True)
@@ -33,13 +53,17 @@ class Declined:
     reason: str  # for people: why this occurrence cannot be rewritten safely
     key: str  # for statistics: a short stable id of the precondition that failed
     also: tuple["Declined", ...] = ()  # the other fixers' reasons, when several were tried
-    unsafe_alternative: str | None = None  # the title of an unsafe fix that would apply, if one does
+    alternative: str | None = None  # the title of a fix above the run's level that would apply, if one does
+    alternative_tier: Safety | None = None  # and its tier
 
-    def explanation(self, how_to_apply_unsafe: str) -> str:
-        """The reason, and the unsafe fix that exists instead (with how this front end applies it)."""
-        if self.unsafe_alternative is None:
+    def explanation(self, how_to_apply: str) -> str:
+        """The reason, and the riskier fix that exists instead, with how this front end applies it
+        (`how_to_apply` may name the tier as `{level}`)."""
+        if self.alternative is None:
             return self.reason
-        return f"{self.reason}; an unsafe fix exists ({self.unsafe_alternative}): {how_to_apply_unsafe}"
+        tier = self.alternative_tier or Safety.UNSAFE
+        article = "an" if tier is Safety.UNSAFE else "a"
+        return f"{self.reason}; {article} {tier.value} fix exists ({self.alternative}): {how_to_apply.format(level=tier.value)}"
 
 
 # Decline keys that mean "this is not the pattern I rewrite", as opposed to "it is, but a

@@ -1,6 +1,8 @@
-"""The fixers, by the codes they fix. Safe fixers come first: for a code with both a safe and an
-unsafe fixer (GM201: keep the tensor, or capture scalars globally), the unsafe one is only tried
-when unsafe fixes are allowed and the safe one declined."""
+"""The fixers, by the codes they fix. Safe fixers come first: for a code with both a safe and a
+riskier fixer (GM201: keep the tensor, or capture scalars globally), the riskier one is only tried
+when the run's fix level allows it and the safe one declined. Among the riskier ones the order of
+ALL_FIXERS decides: the sparse MoE dispatch (unsafe: a process-wide flag, but the original's
+values and cost) comes before the dense one (costly: num_experts/top_k times the compute)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from .asserts import AssertScalarFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
-from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer
+from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
@@ -36,7 +38,8 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedReductionFixer(),
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
-    MoEDispatchFixer(),  # these two before the flag and eager-check fixers: it removes the break, they defer it
+    SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
+    MoEDispatchFixer(),
     MaskedExpertUpdateFixer(),
     AssertScalarFixer(),  # before the capture_scalar_outputs flag: local, not process-wide
     EagerOnlyFixer(),
@@ -46,10 +49,11 @@ ALL_FIXERS: tuple[Fixer, ...] = (
 )
 
 
-def fixers_for(code: str, unsafe: bool) -> list[Fixer]:
-    found = [f for f in ALL_FIXERS if code in f.codes and (unsafe or f.safety is Safety.SAFE)]
-    return sorted(found, key=lambda f: f.safety is Safety.UNSAFE)
+def fixers_for(code: str, level: Safety) -> list[Fixer]:
+    """The fixers a run at `level` tries for `code`: safe ones first, then the rest in ALL_FIXERS order."""
+    found = [f for f in ALL_FIXERS if code in f.codes and level.allows(f.safety)]
+    return sorted(found, key=lambda f: f.safety is not Safety.SAFE)
 
 
-def fixable_codes(unsafe: bool) -> frozenset[str]:
-    return frozenset(code for f in ALL_FIXERS if unsafe or f.safety is Safety.SAFE for code in f.codes)
+def fixable_codes(level: Safety) -> frozenset[str]:
+    return frozenset(code for f in ALL_FIXERS if level.allows(f.safety) for code in f.codes)

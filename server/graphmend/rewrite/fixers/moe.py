@@ -1,4 +1,4 @@
-"""Mixture-of-experts dispatch -> a fixed-shape loop over every expert (issue 8).
+"""Mixture-of-experts dispatch -> a loop over every expert that dynamo traces (issues 8 and 15).
 
 The dispatch loop copied across transformers' MoE families gathers each expert's tokens with
 `torch.where(expert_mask[e])`, whose output size depends on the routing, and often loops only over
@@ -29,7 +29,15 @@ to rounding (a matmul over all rows may round differently from one over a subset
 It rests on what MoE dispatch code assumes and this fixer cannot prove: an expert maps each token
 independently (an MLP, not attention across tokens), and a token routes to an expert at most once
 (top-k indices are distinct). It costs compute: every expert runs on every token, num_experts /
-top_k times the expert work. So the fix is unsafe and its title says both.
+top_k times the expert work (measured in bench/moe_cost.py: 6x slower at 64 experts, top-8). So
+the fix is `costly` and its title says both.
+
+The sparse form (`SparseMoEDispatchFixer`, unsafe) keeps the original's gathers and cost: it
+only loops over every expert instead of the experts hit (an expert without tokens gathers none
+and adds nothing), and sets `torch._dynamo.config.capture_dynamic_output_shape_ops = True` in
+the module so dynamo traces `torch.where(mask[e])` with an unbacked size instead of breaking.
+The values are the original's, bit for bit; the flag is process-wide, hence unsafe. Preferred
+over the dense form at the unsafe level: the dense form's cost grows with the expert count.
 """
 
 from __future__ import annotations
@@ -42,11 +50,18 @@ from ...analysis.kinds import BOOL_KINDS, Kind
 from ...findings import Edit, Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
+from ...analysis.symbols import SHAPE_FLAG
+from .unsafe import flag_edit, module_flag_value
 from .while_loop import fresh_name
 
 TITLE = (
     "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "
-    "(costs num_experts/top_k times the expert compute; assumes experts treat tokens independently)"
+    "(num_experts/top_k times the expert FLOPs; same values up to rounding, assuming experts treat tokens independently)"
+)
+SPARSE_TITLE = (
+    "Loop over every expert, each still gathering only its own tokens, with "
+    "torch._dynamo.config.capture_dynamic_output_shape_ops = True set in this module (changes dynamo's behaviour "
+    "for the whole process; the original's values and expert compute)"
 )
 
 
@@ -83,7 +98,7 @@ class MoEDispatchFixer:
     """Anchored on any finding inside the dispatch loop or on the list of experts hit."""
 
     codes = frozenset({"GM401", "GM202", "GM206", "GM101"})
-    safety = Safety.UNSAFE
+    safety = Safety.COSTLY
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
@@ -96,7 +111,10 @@ class MoEDispatchFixer:
         if finding.code == "GM101" and isinstance(loop.target, ast.Name) and loop.target.id not in _names(node):
             # an `if` in the loop about something else: rewriting the dispatch would not remove it
             raise _decline("moe-no-dispatch", "the condition does not test the expert; it is not part of the dispatch")
-        return _Rewrite(ctx, function, loop, gather).fix(finding)
+        return self._rewrite(ctx, function, loop, gather).fix(finding)
+
+    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> "_Rewrite":
+        return _Rewrite(ctx, function, loop, gather)
 
     def _dispatch_loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> tuple[ast.For, ast.Assign]:
         """The `for` loop whose body gathers tokens with `torch.where(mask[e])`: one around the
@@ -113,6 +131,16 @@ class MoEDispatchFixer:
             if gather is not None:
                 return loop, gather
         raise _decline("moe-no-dispatch", "not part of an expert dispatch loop (`for e in ...:` gathering tokens with `torch.where(mask[e])`)")
+
+
+class SparseMoEDispatchFixer(MoEDispatchFixer):
+    """The same dispatch loop, over every expert but with the original gathers (see the module's
+    docstring); anchored on the same findings."""
+
+    safety = Safety.UNSAFE
+
+    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> "_Rewrite":
+        return _SparseRewrite(ctx, function, loop, gather)
 
 
 def _gather_statement(ctx: FixContext, loop: ast.For) -> ast.Assign | None:
@@ -195,6 +223,7 @@ class _Rewrite:
         mask = _mask_of(gather.value.args[0], self.expert)  # type: ignore[attr-defined]
         assert mask is not None
         self.mask = mask
+        self.rows = False  # the loop iterates over `.nonzero()` rows (1-element tensors)
         self.edits = _Edits(ctx, function)
 
     def fix(self, finding: Finding) -> Fix:
@@ -204,7 +233,7 @@ class _Rewrite:
         accumulation = self._check_index_uses(indices)
         self._replace_gather()
         self._mask_accumulation(accumulation)
-        return Fix(finding, TITLE, Safety.UNSAFE, (self.edits.edit(),))
+        return Fix(finding, TITLE, Safety.COSTLY, (self.edits.edit(),))
 
     # -- preconditions ------------------------------------------------------------------------
 
@@ -252,8 +281,8 @@ class _Rewrite:
         ]
         if other_uses:
             raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
-        rows = code.rstrip().endswith(".nonzero()")  # nonzero() yields 1-element rows, not ints
-        if rows:
+        self.rows = code.rstrip().endswith(".nonzero()")  # nonzero() yields 1-element rows, not ints
+        if self.rows:
             self._plan_row_iteration()
         elif not code.rstrip().endswith(".tolist()"):
             raise _decline("moe-loop-iterable", f"cannot tell what `{iterable.id}` yields (expected `.nonzero()` rows or `.tolist()` ints)")
@@ -346,20 +375,24 @@ class _Rewrite:
     def _empty_skip(self, node: ast.Name) -> ast.If | None:
         """`if token.shape[0] == 0: continue` (or `token.numel() == 0`): dropped with every token."""
         statement = self.ctx.statement_of(node)
-        if not (isinstance(statement, ast.If) and statement in self.loop.body and not statement.orelse):
-            return None
-        if not (len(statement.body) == 1 and isinstance(statement.body[0], ast.Continue)):
-            return None
-        test = statement.test
-        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
-            return None
-        if not (isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
-            return None
-        size = self.ctx.code(test.left).replace(" ", "")
-        if size not in (f"{node.id}.shape[0]", f"{node.id}.numel()", f"len({node.id})", f"{node.id}.size(0)"):
+        if not (isinstance(statement, ast.If) and self._is_empty_skip(statement, {node.id})):
             return None
         self.edits.replace_statement(statement, None)
         return statement
+
+    def _is_empty_skip(self, statement: ast.If, indices: set[str]) -> bool:
+        """`if <index>.shape[0] == 0: continue` (or `.numel()`, `len(...)`, `.size(0)`) in the loop's body."""
+        if not (statement in self.loop.body and not statement.orelse):
+            return False
+        if not (len(statement.body) == 1 and isinstance(statement.body[0], ast.Continue)):
+            return False
+        test = statement.test
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            return False
+        if not (isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value == 0):
+            return False
+        size = self.ctx.code(test.left).replace(" ", "")
+        return any(size in (f"{n}.shape[0]", f"{n}.numel()", f"len({n})", f"{n}.size(0)") for n in indices)
 
     def _inside_loop(self, node: ast.AST) -> bool:
         return any(a is self.loop for a in self.ctx.ancestors(node))
@@ -386,9 +419,88 @@ class _Rewrite:
         self.edits.replacements[target] = masked
 
 
+class _SparseRewrite(_Rewrite):
+    """Every expert, the original gathers: only the loop's iterable changes (and a skip of an
+    expert without tokens goes: it would guard on the unbacked size, and such an expert adds
+    nothing). Running the body for an expert without tokens must change nothing, so the body may
+    only bind names (not read after the loop) and accumulate with `index_add_`."""
+
+    def fix(self, finding: Finding) -> Fix:
+        flag = module_flag_value(self.ctx, SHAPE_FLAG)
+        if flag is False:
+            raise _decline("flag-already-set", f"this module sets `torch._dynamo.config.{SHAPE_FLAG}` to something other than True")
+        self._check_mask()
+        self._check_loop_iterable()
+        self._check_body_adds_nothing_when_empty()
+        if self.rows:
+            self._unsqueeze_gather()
+        edits = (self.edits.edit(),) if flag else (self.edits.edit(), flag_edit(self.ctx, SHAPE_FLAG))
+        return Fix(finding, SPARSE_TITLE, Safety.UNSAFE, edits)
+
+    def _check_body_adds_nothing_when_empty(self) -> None:
+        indices = self._aliases()
+        bound: set[str] = set()
+        accumulations = 0
+        for statement in self.loop.body:
+            if isinstance(statement, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple)) for t in statement.targets):
+                targets = [n for t in statement.targets for n in ast.walk(t)]
+                if all(isinstance(n, (ast.Name, ast.Tuple, ast.Store)) for n in targets):
+                    bound |= {n.id for n in targets if isinstance(n, ast.Name)}
+                    continue
+            if isinstance(statement, ast.If) and self._is_empty_skip(statement, indices):
+                self.edits.replace_statement(statement, None)
+                continue
+            if isinstance(statement, ast.If) and self._is_expert_skip(statement, (indices | bound) - {self.expert}):
+                continue  # `if expert_idx == sentinel: continue`: skipping an expert without tokens skips nothing
+            if self._is_accumulation(statement, indices):
+                accumulations += 1
+                continue
+            raise _decline(
+                "moe-body-effect",
+                f"the loop does more than gather, compute and `index_add_` (`{self.ctx.code(statement).splitlines()[0][:50]}`): "
+                "run for an expert without tokens it could change something",
+            )
+        if accumulations == 0:
+            raise _decline("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
+        end = self.loop.end_lineno or self.loop.lineno
+        for node in ast.walk(self.function):
+            if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load) and node.lineno > end:
+                raise _decline("moe-name-after-loop", f"`{node.id}` is read after the loop, where it would hold the last expert's value, not the last expert hit's")
+
+    def _is_expert_skip(self, statement: ast.If, loop_values: set[str]) -> bool:
+        """`if <test of the expert, without calls>: continue`, the test reading no value the loop computes."""
+        return (
+            len(statement.body) == 1
+            and isinstance(statement.body[0], ast.Continue)
+            and not statement.orelse
+            and not any(isinstance(n, ast.Call) for n in ast.walk(statement.test))
+            and not (_names(statement.test) & loop_values)
+        )
+
+    def _is_accumulation(self, statement: ast.stmt, indices: set[str]) -> bool:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        return (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "index_add_"
+            and len(call.args) == 3
+            and not call.keywords
+            and isinstance(call.args[0], ast.Constant)
+            and call.args[0].value == 0
+            and bool(_names(call.args[1]) & indices)
+        )
+
+    def _unsqueeze_gather(self) -> None:
+        """`torch.where(mask[e].squeeze(0))` with `e` a row becomes `torch.where(mask[e])` with `e`
+        an int (the squeeze would drop the top-k dimension when top_k is 1)."""
+        argument = self.gather.value.args[0]  # type: ignore[attr-defined]
+        if isinstance(argument, ast.Call):
+            self.edits.replace(argument, cst.parse_expression(f"{self.mask}[{self.expert}]"), cst.Call)
+
+
 MASKED_TITLE = (
     "Update every expert's rows with torch.where instead of boolean-mask indexing: each expert runs on all tokens "
-    "(costs num_experts times the expert compute; assumes experts treat tokens independently)"
+    "(num_experts times the expert FLOPs; same values up to rounding, assuming experts treat tokens independently)"
 )
 _FRESH_TENSOR = {"torch.zeros", "torch.zeros_like", "torch.ones", "torch.ones_like", "torch.empty", "torch.empty_like", "torch.full", "torch.full_like"}
 
@@ -405,7 +517,7 @@ class MaskedExpertUpdateFixer:
     of writing into it changes nothing another name could see."""
 
     codes = frozenset({"GM402", "GM202", "GM401"})
-    safety = Safety.UNSAFE
+    safety = Safety.COSTLY
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
@@ -430,7 +542,7 @@ class MaskedExpertUpdateFixer:
         expert = f"{ctx.code(call.func)}({ctx.argument(gathered.value)})"
         text = f"{out.id} = {torch}.where({mask_code}, {expert}.to({out.id}.dtype), {out.id})"
         edits.replace_statement(update, [text])
-        return Fix(finding, MASKED_TITLE, Safety.UNSAFE, (edits.edit(),))
+        return Fix(finding, MASKED_TITLE, Safety.COSTLY, (edits.edit(),))
 
     def _loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> ast.For | None:
         candidates = [a for a in ctx.ancestors(node) if isinstance(a, ast.For)] + _loops_over_assigned(ctx, function, node)

@@ -171,22 +171,13 @@ _FLAG_COMMENT = {
 }
 
 
-def _module_sets_flag(ctx: FixContext, flag: str) -> bool:
-    """The module assigns the flag itself (to any value: an explicit `= False` is a decision)."""
-    for node in ast.walk(ctx.tree):
-        if isinstance(node, ast.Assign):
-            if any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets):
-                return True
-    return False
-
-
 class ConfigFlagFixer:
     codes = frozenset(_FLAG_FOR)
     safety = Safety.UNSAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         flag = _FLAG_FOR[finding.code]
-        if _module_sets_flag(ctx, flag):
+        if module_flag_value(ctx, flag) is not None:
             raise _decline("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
         if finding.code == "GM205":
             node = ctx.node_for(finding, (ast.Subscript,))
@@ -196,12 +187,29 @@ class ConfigFlagFixer:
                     "flag-makes-error",
                     "with capture_scalar_outputs a tensor used as a list or integer index is a compile error instead of a break",
                 )
-        torch = ctx.torch_name()
-        import_edit = ctx.import_edit()
-        # after the import of torch, even one inside `if is_torch_available():` below the imports
-        line, indent = (ctx.after_imports_line(), "") if import_edit is not None else ctx.torch_bound_at()
-        why = _FLAG_COMMENT[flag]
-        text = (import_edit.new_text if import_edit is not None else "") + f"{indent}# {why} (set by graphmend)\n{indent}{torch}._dynamo.config.{flag} = True\n"
-        edit = Edit(Span(line, 0, line, 0), text)
         title = f"Set torch._dynamo.config.{flag} = True in this module (changes dynamo's behaviour for the whole process)"
-        return Fix(finding, title, Safety.UNSAFE, (edit,), full=False)
+        return Fix(finding, title, Safety.UNSAFE, (flag_edit(ctx, flag),), full=False)
+
+
+def flag_edit(ctx: FixContext, flag: str) -> Edit:
+    """`torch._dynamo.config.<flag> = True` with a comment saying why, where module code may first
+    use torch: after the import of torch, even one inside `if is_torch_available():` below the
+    imports (with `import torch` added when the module lacks it)."""
+    torch = ctx.torch_name()
+    import_edit = ctx.import_edit()
+    line, indent = (ctx.after_imports_line(), "") if import_edit is not None else ctx.torch_bound_at()
+    why = _FLAG_COMMENT[flag]
+    text = (import_edit.new_text if import_edit is not None else "") + f"{indent}# {why} (set by graphmend)\n{indent}{torch}._dynamo.config.{flag} = True\n"
+    return Edit(Span(line, 0, line, 0), text)
+
+
+def module_flag_value(ctx: FixContext, flag: str) -> bool | None:
+    """True when the module sets `torch._dynamo.config.<flag> = True`, False when it sets it to
+    anything else (an explicit `= False` is a decision), None when it does not set it."""
+    values = [
+        node.value for node in ast.walk(ctx.tree)
+        if isinstance(node, ast.Assign) and any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets)
+    ]
+    if not values:
+        return None
+    return all(isinstance(v, ast.Constant) and v.value is True for v in values)
