@@ -198,13 +198,14 @@ def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
         run_quietly(compiled, (negative,))
 
 
-SAFE_PAIRS = [p for p in PAIRS if "UNSAFE = True" not in p.read_text(encoding="utf-8")]
-
-
-@pytest.mark.parametrize("before_path", SAFE_PAIRS, ids=[f"{p.parent.name}/{p.name[:-6]}" for p in SAFE_PAIRS])
+@pytest.mark.parametrize("before_path", PAIRS, ids=[f"{p.parent.name}/{p.name[:-6]}" for p in PAIRS])
 def test_fixed_code_compiles_under_inductor(before_path: Path, tmp_path: Path) -> None:
     """"0 breaks" under a counting backend is not "compiles": the fixed code must also go through
-    inductor (the default backend) and behave as it does eagerly, on a branch-covering input pair."""
+    inductor (the default backend) and behave as it does eagerly, on a branch-covering input pair.
+    Costly and unsafe fixes too (zamba's and jamba's flag fixes crashed inductor on CUDA); an
+    unsafe one is held to its values only, on inputs that do not fail (it may skip output and
+    checks under compile by design)."""
+    unsafe = fix_level(before_path.read_text(encoding="utf-8")) is Safety.UNSAFE
     fixed_text = before_path.with_name(before_path.name.replace(".in.py", ".out.py")).read_text(encoding="utf-8")
     fixed_file = tmp_path / "fixed.py"
     fixed_file.write_text(fixed_text, encoding="utf-8")
@@ -214,13 +215,14 @@ def test_fixed_code_compiles_under_inductor(before_path: Path, tmp_path: Path) -
     torch.manual_seed(0)
     compiled_fn = callable_of(compiled_module)
     inputs = eager_module.inputs()
-    chosen = [inputs[0], inputs[-1], *list(getattr(eager_module, "failing_inputs", list)())[:1]]
+    failing = [] if unsafe else list(getattr(eager_module, "failing_inputs", list)())[:1]
+    chosen = [inputs[0], inputs[-1], *failing]
     eager = []
     for number, args in enumerate(chosen):
         torch.manual_seed(number)
         eager.append(observe(eager_fn, args))
     compiled = run_compiled(compiled_fn, chosen, str(fixed_file), backend="inductor")
     for number, (a, b) in enumerate(zip(eager, compiled.observations)):
-        problems = differences(a, b, same, autograd_text=False)
+        problems = same(a.output, b.output) if unsafe else differences(a, b, same, autograd_text=False)
         assert not problems, f"inductor, input #{number}: {problems}"
     assert not compiled.break_sites, f"breaks under inductor at {sorted(compiled.break_sites)}"

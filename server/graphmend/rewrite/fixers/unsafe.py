@@ -179,6 +179,12 @@ class ConfigFlagFixer:
         flag = _FLAG_FOR[finding.code]
         if module_flag_value(ctx, flag) is not None:
             raise _decline("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
+        if finding.code == "GM518" and "calls an `nn.LSTM`" in finding.message:  # the rule names the module class
+            raise _decline(
+                "flag-breaks-inductor",
+                "with allow_rnn, inductor on CPU fails to compile an nn.LSTM that needs gradients on torch 2.13 "
+                "(`expected Tensor() for op: aten.mkldnn_rnn_layer`): the fix would turn a break into a crash in training",
+            )
         if finding.code == "GM205":
             node = ctx.node_for(finding, (ast.Subscript,))
             parts = node.slice.elts if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) else [getattr(node, "slice", None)]
