@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from graphmend.analysis import analyze_detailed
-from graphmend.rewrite import Declined, fix_source, plan_fix
+from graphmend.rewrite import Declined, Fix, fix_source, plan_fix
 from graphmend.rewrite.context import FixContext
 from graphmend.rewrite.model import DeclineError, Safety
 
@@ -226,3 +226,39 @@ def test_fixed_code_compiles_under_inductor(before_path: Path, tmp_path: Path) -
         problems = same(a.output, b.output) if unsafe else differences(a, b, same, autograd_text=False)
         assert not problems, f"inductor, input #{number}: {problems}"
     assert not compiled.break_sites, f"breaks under inductor at {sorted(compiled.break_sites)}"
+
+
+# A capture flag traces the value, and a Python test on it then breaks instead: the flag fix
+# declines there (`flag-moves-break`). Both ways against dynamo: with the flag set by hand the
+# break is still there; where the value only feeds traced code, the flag removes it.
+FLAG_CASES = [
+    ("capture_dynamic_output_shape_ops", "idx = torch.nonzero(x > 0).squeeze(1)\n    if idx.numel() == 0:\n        return x\n    return x[idx] * 2", True),
+    ("capture_scalar_outputs", "n = int(x.abs().sum().item()) % 3\n    for _ in range(n):\n        x = x * 2\n    return x", True),
+    ("capture_scalar_outputs", "s = x.sum().item()\n    if s > 0:\n        return x + 1\n    return x - 1", True),
+    ("capture_dynamic_output_shape_ops", "idx = torch.nonzero(x > 0)\n    return x[idx[:, 0]] * 2", False),
+    ("capture_scalar_outputs", "n = int(x.abs().sum().item()) % 3 + 1\n    return torch.zeros(n) + x.sum()", False),
+]
+
+
+@pytest.mark.parametrize(("flag", "body", "moves"), FLAG_CASES, ids=[f"{f[8:14]}-{'moves' if m else 'removes'}-{i}" for i, (f, _, m) in enumerate(FLAG_CASES)])
+def test_a_flag_fix_is_offered_only_where_dynamo_stops_breaking(flag: str, body: str, moves: bool, tmp_path: Path) -> None:
+    from graphmend.rewrite.fixers import ConfigFlagFixer
+
+    source = f"import torch\n\n\n@torch.compile\ndef f(x):\n    {body}\n\n\ndef inputs():\n    return [(torch.tensor([1.0, -2.0, 3.0]),)]\n"
+    result = analyze_detailed(source, "case.py", keep_facts=True)
+    ctx = FixContext(result)
+    outcomes = []
+    for finding in result.findings:
+        try:
+            outcomes.append(ConfigFlagFixer().plan(finding, ctx))
+        except DeclineError as declined:
+            outcomes.append(declined.key)
+    assert outcomes, "no finding for the flag fixer"
+    if moves:
+        assert "flag-moves-break" in outcomes and not any(isinstance(o, Fix) for o in outcomes), outcomes
+    else:
+        assert all(isinstance(o, Fix) for o in outcomes), outcomes
+    flagged = tmp_path / "flagged.py"
+    flagged.write_text(source.replace("import torch\n", f"import torch\ntorch._dynamo.config.{flag} = True\n", 1), encoding="utf-8")
+    _, breaks_left = breaks(flagged)
+    assert (breaks_left > 0) == moves, f"with {flag} set dynamo reports {breaks_left} breaks"

@@ -60,6 +60,7 @@ import importlib.util
 import io
 import json
 import logging
+import re
 import math
 import os
 import random
@@ -78,6 +79,7 @@ HERE = Path(__file__).resolve().parent
 # the same layout, such as bench/working: the held-out corpus is the default.
 CORPUS = Path(os.environ.get("GRAPHMEND_CORPUS", str(HERE))).resolve()
 NAME_COMPILED = os.environ.get("GRAPHMEND_NAME_COMPILED") == "1"  # --name-compiled, seen by the workers
+FIX_LEVEL = os.environ.get("GRAPHMEND_FIX_LEVEL", "safe")  # --fix-level, seen by the workers
 CASES = CORPUS / "cases"
 HAND = CORPUS / "hand"
 REPO = HERE.parent.parent
@@ -469,9 +471,10 @@ def compiled_entry(obj: Any, path: Path) -> str | None:
     return f"{path.name}:{cls.__qualname__}" if "<" not in cls.__qualname__ else None
 
 
-def graphmend_fix(path: Path, workdir: Path, entry: str | None = None) -> tuple[Path, str | None]:
-    """A copy of the case fixed by `graphmend fix` (default, safe tier). With `entry`, the
-    configuration names it as compiled, as a user whose `torch.compile` call lives elsewhere does."""
+def graphmend_fix(path: Path, workdir: Path, entry: str | None = None) -> tuple[Path, str | None, int | None]:
+    """A copy of the case fixed by `graphmend fix` at FIX_LEVEL (default: the safe tier), and the
+    number of breaks its summary claims fixed. With `entry`, the configuration names it as
+    compiled, as a user whose `torch.compile` call lives elsewhere does."""
     target = workdir / path.name
     shutil.copyfile(path, target)
     if entry is not None:
@@ -479,11 +482,12 @@ def graphmend_fix(path: Path, workdir: Path, entry: str | None = None) -> tuple[
     script = Path(sys.executable).with_name("graphmend")
     command = [str(script)] if script.exists() else [sys.executable, "-m", "graphmend"]
     done = subprocess.run(
-        [*command, "fix", str(target), "--exit-zero", "--quiet"], capture_output=True, text=True, timeout=300, cwd=workdir
+        [*command, "fix", str(target), "--exit-zero", "--quiet", "--fix-level", FIX_LEVEL], capture_output=True, text=True, timeout=300, cwd=workdir
     )
     if done.returncode != 0:
-        return target, f"graphmend fix exited {done.returncode}: {(done.stderr or done.stdout)[-500:]}"
-    return target, None
+        return target, f"graphmend fix exited {done.returncode}: {(done.stderr or done.stdout)[-500:]}", None
+    claimed = re.search(r"^Fixed (\d+) graph break", done.stdout, re.MULTILINE)
+    return target, None, int(claimed.group(1)) if claimed else None
 
 
 def _line_map(before: str, after: str) -> dict[int, tuple[int, int]]:
@@ -581,17 +585,17 @@ def _run_worker(name: str, inductor: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix="heldout_fix_") as tmp:
         fix_started = time.perf_counter()
         entry = compiled_entry(original.make(), case_path) if NAME_COMPILED else None
-        fixed_path, error = graphmend_fix(case_path, Path(tmp), entry)
+        fixed_path, error, claimed = graphmend_fix(case_path, Path(tmp), entry)
         result["compiled_entry"] = entry
         timings["graphmend_fix_s"] = round(time.perf_counter() - fix_started, 1)
-        gm: dict[str, Any] = {"error": error}
+        gm: dict[str, Any] = {"error": error, "claimed": claimed}
         result["graphmend"] = gm
         before = case_path.read_text()
         after = fixed_path.read_text()
         gm["changed_source"] = before != after
         gm["diff_lines"] = sum(1 for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="") if line[:1] in "+-" and line[:3] not in ("+++", "---"))
         if error is None and not gm["changed_source"]:
-            gm.update(sites=result["sites"], same=True, differences=[], removed=0, site_map={})
+            gm.update(sites=result["sites"], same=True, differences=[], removed=0, gone=0, site_map={})
         elif error is None:
             try:
                 _, fixed_runs = variant(fixed_path, ("eager", "counting"), calls)
@@ -607,6 +611,7 @@ def _run_worker(name: str, inductor: bool) -> dict:
                     same=not diffs,
                     differences=diffs[:8],
                     removed=max(0, n_sites - len(fixed_sites)) if not diffs else 0,
+                    gone=max(0, n_sites - len(fixed_sites)),  # what dynamo no longer reports, whatever else changed
                     site_map=site_map,
                 )
             except Exception as exc:  # noqa: BLE001
@@ -705,6 +710,12 @@ def summarize(results: list[dict]) -> dict:
         "graphmend_removed": gm,
         "graphmend_over_hand": (gm / hand) if hand else None,
         "graphmend_changed_behaviour": changed,
+        "fix_level": FIX_LEVEL,
+        "graphmend_claimed": sum(r["graphmend"].get("claimed") or 0 for r in ok),
+        "graphmend_gone": sum(r["graphmend"].get("gone", 0) for r in ok),
+        "claimed_more_than_gone": [
+            r["case"] for r in ok if (r["graphmend"].get("claimed") or 0) > r["graphmend"].get("gone", 0)
+        ],
         "graphmend_touched": sum(1 for r in ok if r["graphmend"].get("changed_source")),
         "hand_differs": [r["case"] for r in ok if r.get("hand") and not r["hand"]["same"]],
         "no_break": [r["case"] for r in ok if not r["sites"]],
@@ -733,10 +744,17 @@ def main(argv: list[str] | None = None) -> int:
         help="tell graphmend what make() returns is compiled ([tool.graphmend] compiled), as a user whose torch.compile call is elsewhere does",
     )
     parser.add_argument("--corpus", help="a folder with cases/ and hand/ of the same layout (default: this folder)")
+    parser.add_argument(
+        "--fix-level", choices=("safe", "costly", "unsafe"), default="safe",
+        help="the `graphmend fix --fix-level` to measure (behaviour is compared as for safe; `claimed` vs `gone` counts the summary's honesty)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.name_compiled:
         os.environ["GRAPHMEND_NAME_COMPILED"] = "1"
+    os.environ["GRAPHMEND_FIX_LEVEL"] = args.fix_level
+    global FIX_LEVEL
+    FIX_LEVEL = args.fix_level
     if args.corpus:
         os.environ["GRAPHMEND_CORPUS"] = str(Path(args.corpus).resolve())
         global CORPUS, CASES, HAND
@@ -769,7 +787,9 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"SUMMARY: {summary['cases']} cases, {summary['break_sites']} break sites; "
         f"hand rewrites ({summary['hand_cases']} cases) remove {summary['hand_removed']}; "
-        f"graphmend safe fix removes {summary['graphmend_removed']} (touched {summary['graphmend_touched']} files); "
+        f"graphmend fix --fix-level {summary['fix_level']} removes {summary['graphmend_removed']} with the same behaviour "
+        f"(touched {summary['graphmend_touched']} files; its summaries claim {summary['graphmend_claimed']}, dynamo sees "
+        f"{summary['graphmend_gone']} gone); "
         f"graphmend/hand = {ratio}; graphmend changed behaviour in {len(summary['graphmend_changed_behaviour'])} case(s)"
         + (f": {', '.join(summary['graphmend_changed_behaviour'])}" if summary["graphmend_changed_behaviour"] else "")
     )
@@ -780,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
         ("hand_inductor_fail", "hand rewrite fails or differs under inductor"),
         ("original_inductor_fail", "original fails under inductor (first input)"),
         ("graphmend_inductor_regressions", "graphmend-fixed file fails under inductor where the original does not"),
+        ("claimed_more_than_gone", "the fix summary claims more than dynamo sees gone"),
     )
     for key, label in labels:
         if summary[key]:

@@ -21,7 +21,9 @@ import libcst as cst
 from ...analysis.kinds import Kind
 from ...analysis.symbols import RNN_FLAG, SCALAR_FLAG, SHAPE_FLAG
 from ...findings import Edit, Finding, Span
+from ...analysis.rules import RULES_BY_CODE
 from ..context import FixContext
+from ..flag_consumers import breaking_use
 from ..model import DeclineError, Fix, Safety
 
 
@@ -193,8 +195,28 @@ class ConfigFlagFixer:
                     "flag-makes-error",
                     "with capture_scalar_outputs a tensor used as a list or integer index is a compile error instead of a break",
                 )
+        if flag in (SCALAR_FLAG, SHAPE_FLAG):
+            _check_flag_removes_breaks(ctx, flag)
         title = f"Set torch._dynamo.config.{flag} = True in this module (changes dynamo's behaviour for the whole process)"
         return Fix(finding, title, Safety.UNSAFE, (flag_edit(ctx, flag),), full=False)
+
+
+def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
+    """The flag silences every finding of its rules in the module: decline unless each of those
+    captured values stays in traced code (see flag_consumers), so that what the fix summary counts
+    as gone is gone for dynamo too."""
+    for other in ctx.result.findings:
+        rule = RULES_BY_CODE.get(other.code)
+        if rule is None or rule.removed_by_flag != flag:
+            continue
+        node = ctx.node_for(other)
+        use = breaking_use(ctx, node, flag) if node is not None else None
+        if use is not None:
+            raise _decline(
+                "flag-moves-break",
+                f"with `{flag}` the value of line {other.span.start_line} is traced, but line {use.line} tests it in Python "
+                f"(`{use.code}`): dynamo would break there instead",
+            )
 
 
 def flag_edit(ctx: FixContext, flag: str) -> Edit:
