@@ -79,7 +79,7 @@ def test_the_markdown_report_states_the_totals(tmp_path: Path) -> None:
     assert "4 model types; 3 built small and ran; **2 break**" in text
     assert "| after `graphmend fix` | 2 | 2 (50%) |" in text
     assert "| moe | 4 | 3 → 2 → 1 | 2/3 | identical | DIFFERENT |" in text
-    assert "| after `graphmend fix --unsafe-fixes` | 2 | 2 (50%) |" in text and "unsafe ['gpt']" in text
+    assert "| after `graphmend fix --fix-level unsafe` | 2 | 2 (50%) |" in text and "unsafe ['gpt']" in text
     assert "Static recall (break sites a finding covers): 3/4 (75%)" in text
     assert "- moe: utils/generic.py:5" in text
     assert "1 × ValueError: no small config" in text

@@ -606,9 +606,11 @@ def _run_worker(name: str, inductor: bool) -> dict:
                 for line in orig_runs["counting"]["sites"]:
                     lo, hi = mapping.get(line, (line, line))
                     site_map[str(line)] = "still breaks" if any(lo <= s <= hi for s in fixed_sites) else "gone"
+                value_diffs = [d for d in diffs if not any(f": {key} " in d for key in ("stdout", "logs", "warnings"))]
                 gm.update(
                     sites={str(k): v for k, v in sorted(fixed_sites.items())},
                     same=not diffs,
+                    values_same=not value_diffs,  # outputs, gradients, arguments and state (prints and logs aside)
                     differences=diffs[:8],
                     removed=max(0, n_sites - len(fixed_sites)) if not diffs else 0,
                     gone=max(0, n_sites - len(fixed_sites)),  # what dynamo no longer reports, whatever else changed
@@ -713,6 +715,9 @@ def summarize(results: list[dict]) -> dict:
         "fix_level": FIX_LEVEL,
         "graphmend_claimed": sum(r["graphmend"].get("claimed") or 0 for r in ok),
         "graphmend_gone": sum(r["graphmend"].get("gone", 0) for r in ok),
+        "graphmend_changed_values": [
+            r["case"] for r in ok if r["graphmend"].get("changed_source") and r["graphmend"].get("values_same") is False
+        ],
         "claimed_more_than_gone": [
             r["case"] for r in ok if (r["graphmend"].get("claimed") or 0) > r["graphmend"].get("gone", 0)
         ],
@@ -801,6 +806,7 @@ def main(argv: list[str] | None = None) -> int:
         ("original_inductor_fail", "original fails under inductor (first input)"),
         ("graphmend_inductor_regressions", "graphmend-fixed file fails under inductor where the original does not"),
         ("claimed_more_than_gone", "the fix summary claims more than dynamo sees gone"),
+        ("graphmend_changed_values", "graphmend changed values (outputs, gradients, arguments or state)"),
     )
     for key, label in labels:
         if summary[key]:

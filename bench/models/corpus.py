@@ -1,5 +1,6 @@
 """One transformers release, installed apart from the project's environment, in three variants:
-`original`, `safe` (after `graphmend fix`) and `unsafe` (after `graphmend fix --unsafe-fixes`).
+`original`, `safe` (after `graphmend fix`), `costly` (after `graphmend fix --fix-level costly`) and
+`unsafe` (after `graphmend fix --fix-level unsafe`).
 
     .cache/bench/transformers-4.52.4/site/          pip --target install (transformers + its deps)
     .cache/bench/transformers-4.52.4/safe/transformers/    a copy of the package, fixed
@@ -21,7 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("GRAPHMEND_BENCH_CACHE", ROOT / ".cache" / "bench"))
-VARIANTS = ("original", "safe", "unsafe")
+VARIANTS = ("original", "safe", "costly", "unsafe")
+FIXED = VARIANTS[1:]
+# how each fixed variant is made, for logs and reports
+FIX_COMMAND = {"safe": "graphmend fix", "costly": "graphmend fix --fix-level costly", "unsafe": "graphmend fix --fix-level unsafe"}
 
 
 @dataclass(frozen=True)
@@ -58,17 +62,15 @@ def prepare(version: str, log=print, refix: tuple[str, ...] = ()) -> Corpus:  # 
         )
         for leftover in corpus.site.glob("torch*"):  # never shadow the project's torch
             shutil.rmtree(leftover, ignore_errors=True)
-    for variant in VARIANTS[1:]:
+    for variant in FIXED:
         stamp = corpus.base / variant / ".fixed"
         if stamp.is_file():
             continue
         target = corpus.package(variant)
         shutil.rmtree(target, ignore_errors=True)
         shutil.copytree(corpus.package("original"), target, ignore=shutil.ignore_patterns("__pycache__"))
-        log(f"graphmend fix{' --unsafe-fixes' if variant == 'unsafe' else ''} on a copy of transformers {version}")
-        command = [sys.executable, "-m", "graphmend", "fix", str(target), "--exit-zero", "--quiet", "--statistics", "-j", "2"]
-        if variant == "unsafe":
-            command.append("--unsafe-fixes")
+        log(f"{FIX_COMMAND[variant]} on a copy of transformers {version}")
+        command = [sys.executable, "-m", "graphmend", "fix", str(target), "--exit-zero", "--quiet", "--statistics", "-j", "2", "--fix-level", variant]
         done = subprocess.run(command, capture_output=True, text=True, cwd=corpus.base)
         corpus.fix_log(variant).write_text(done.stdout + done.stderr, encoding="utf-8")
         if done.returncode not in (0, 1):

@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from corpus import FIX_COMMAND, FIXED
+
 
 def _sites(record: dict[str, Any] | None) -> int | None:
     if not record or not record.get("ok"):
@@ -24,6 +26,11 @@ def _ratio(speed: dict[str, Any] | None, variant: str, key: str) -> str:
     return f"{speed['original'][key] / speed[variant][key]:.2f}x"
 
 
+def _probed(breaking: list[dict[str, Any]]) -> list[str]:
+    """The fixed variants this run probed (an older run has no `costly`)."""
+    return [v for v in FIXED if any(v in r for r in breaking)]
+
+
 def _after(row: dict[str, Any], variant: str) -> int:
     sites = _sites(row.get(variant))
     return len(row["original"]["breaks"]) if sites is None else sites
@@ -33,12 +40,13 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ran = [r for r in rows if r["original"].get("ok") and not r["original"].get("error")]
     breaking = [r for r in ran if r["original"]["breaks"]]
     before = sum(len(r["original"]["breaks"]) for r in breaking)
+    probed = _probed(breaking)
     # a variant that failed to run removed nothing: its model keeps the original's count
-    after = {v: sum(_after(r, v) for r in breaking) for v in ("safe", "unsafe")}
-    failed = {v: [r["model"] for r in breaking if _sites(r.get(v)) is None] for v in ("safe", "unsafe")}
-    changed = {v: [r["model"] for r in breaking if str(r.get(f"{v}_equal", "")).startswith("DIFFERENT")] for v in ("safe", "unsafe")}
+    after = {v: sum(_after(r, v) for r in breaking) for v in probed}
+    failed = {v: [r["model"] for r in breaking if _sites(r.get(v)) is None] for v in probed}
+    changed = {v: [r["model"] for r in breaking if str(r.get(f"{v}_equal", "")).startswith("DIFFERENT")] for v in probed}
     # "missing": the original's outputs were not on disk to compare with (a re-fix on another machine)
-    uncompared = {v: [r["model"] for r in breaking if r.get(f"{v}_equal") == "missing"] for v in ("safe", "unsafe")}
+    uncompared = {v: [r["model"] for r in breaking if r.get(f"{v}_equal") == "missing"] for v in probed}
     sites = sum(r["static"]["sites"] for r in breaking)
     predicted = sum(r["static"]["predicted"] for r in breaking)
     ran_findings = sum(r["static"]["findings_ran"] for r in breaking)
@@ -66,42 +74,45 @@ def write_reports(path: Path) -> str:
         "|---|---|---|",
         f"| before | {t['before']} | |",
     ]
-    for variant in ("safe", "unsafe"):
+    probed = _probed(breaking)
+    for variant in probed:
         removed = t["before"] - t["after"][variant]
         share = f"{100 * removed / t['before']:.0f}%" if t["before"] else "-"
-        lines.append(f"| after `graphmend fix{' --unsafe-fixes' if variant == 'unsafe' else ''}` | {t['after'][variant]} | {removed} ({share}) |")
+        lines.append(f"| after `{FIX_COMMAND[variant]}` | {t['after'][variant]} | {removed} ({share}) |")
     recall = f"{t['predicted']}/{t['sites']} ({100 * t['predicted'] / t['sites']:.0f}%)" if t["sites"] else "-"
     precision = f"{t['findings_confirmed']}/{t['findings_ran']} ({100 * t['findings_confirmed'] / t['findings_ran']:.0f}%)" if t["findings_ran"] else "-"
     lines += [
         "",
         f"Static recall (break sites a finding covers): {recall}. Precision (findings on lines the forward pass ran "
         f"where dynamo broke): {precision}.",
-        f"Variants that did not run (counted as not fixed): safe {t['failed']['safe'] or 'none'}, unsafe {t['failed']['unsafe'] or 'none'}.",
-        f"Changed outputs: safe {len(t['changed']['safe'])} {t['changed']['safe'] or ''}, unsafe {len(t['changed']['unsafe'])} {t['changed']['unsafe'] or ''}"
-        + "".join(f"; {v} not compared (original outputs missing): {len(t['uncompared'][v])}" for v in ("safe", "unsafe") if t["uncompared"][v])
+        "Variants that did not run (counted as not fixed): " + ", ".join(f"{v} {t['failed'][v] or 'none'}" for v in probed) + ".",
+        "Changed outputs: " + ", ".join(f"{v} {len(t['changed'][v])} {t['changed'][v] or ''}" for v in probed)
+        + "".join(f"; {v} not compared (original outputs missing): {len(t['uncompared'][v])}" for v in probed if t["uncompared"][v])
         + ".",
         "",
         "Speed columns: original time / fixed time (cold: first call with compile, fresh inductor caches; steady: median of "
         "20 calls), inductor on CPU with one thread. The safe variant of these models has no fix applied, so its column "
         "shows this machine's noise.",
         "",
-        "| model | graphs | sites before → safe → unsafe | recall | safe output | unsafe output | cold (safe) | steady (safe) | cold (unsafe) | steady (unsafe) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| model | graphs | sites before → {' → '.join(probed)} | recall | "
+        + " | ".join(f"{v} output" for v in probed) + " | "
+        + " | ".join(f"cold ({v}) | steady ({v})" for v in probed) + " |",
+        "|---|---|---|---|" + "---|" * (3 * len(probed)),
     ]
     for r in breaking:
         static = r["static"]
         speed = r.get("speed")
         lines.append(
-            f"| {r['model']} | {r['original']['graphs']} | {_sites(r['original'])} → {_sites(r.get('safe'))} → {_sites(r.get('unsafe'))} "
-            f"| {static['predicted']}/{static['sites']} | {r.get('safe_equal')} | {r.get('unsafe_equal')} "
-            f"| {_ratio(speed, 'safe', 'cold_s')} | {_ratio(speed, 'safe', 'steady_s')} | {_ratio(speed, 'unsafe', 'cold_s')} | {_ratio(speed, 'unsafe', 'steady_s')} |"
+            f"| {r['model']} | {r['original']['graphs']} | {' → '.join(str(_sites(r.get(v))) for v in ('original', *probed))} "
+            f"| {static['predicted']}/{static['sites']} | " + " | ".join(str(r.get(f"{v}_equal")) for v in probed) + " | "
+            + " | ".join(f"{_ratio(speed, v, 'cold_s')} | {_ratio(speed, v, 'steady_s')}" for v in probed) + " |"
         )
-    for variant, label in (("original", "before fixing"), ("safe", "left after `graphmend fix`"), ("unsafe", "left after `--unsafe-fixes`")):
+    for variant, label in (("original", "before fixing"), *((v, f"left after `{FIX_COMMAND[v]}`") for v in probed)):
         kinds = Counter(b.get("summary", "?") for r in breaking if (r.get(variant) or {}).get("ok") for b in r[variant].get("breaks", []))
         if kinds:
             lines += ["", f"Break sites {label}, by dynamo's reason:", ""]
             lines += [f"- {count} × {reason}" for reason, count in kinds.most_common()]
-    failures = [f"{r['model']} ({v}): {' '.join(str(r['speed'][v].get('error')).split())[:160]}" for r in breaking if r.get("speed") for v in ("safe", "unsafe") if v in r["speed"] and not r["speed"][v].get("ok")]
+    failures = [f"{r['model']} ({v}): {' '.join(str(r['speed'][v].get('error')).split())[:160]}" for r in breaking if r.get("speed") for v in FIXED if v in r["speed"] and not r["speed"][v].get("ok")]
     if failures:
         lines += ["", "Inductor could not compile or run (speed probe, `torch.compile` default backend):", ""] + [f"- {f}" for f in failures]
     missed = [f"{r['model']}: {', '.join(r['static']['missed'])}" for r in breaking if r["static"]["missed"]]
@@ -124,7 +135,7 @@ def _chart(breaking: list[dict[str, Any]], out: Path, version: str) -> Path | No
     except ImportError:
         return None
     names = [r["model"] for r in breaking]
-    series = {v: [_sites(r.get(v)) or 0 for r in breaking] for v in ("original", "safe", "unsafe")}
+    series = {v: [_sites(r.get(v)) or 0 for r in breaking] for v in ("original", *_probed(breaking))}
     figure, axis = plt.subplots(figsize=(max(6, 0.45 * len(names) + 2), 4))
     width = 0.27
     for offset, (variant, values) in zip((-width, 0, width), series.items()):

@@ -32,7 +32,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 sys.path.insert(0, str(HERE))
 
-from corpus import CACHE, VARIANTS, Corpus, prepare  # noqa: E402
+from corpus import CACHE, FIXED, VARIANTS, Corpus, prepare  # noqa: E402
 from report import write_reports  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
@@ -143,7 +143,7 @@ def run_model(corpus: Corpus, model_type: str, timeout: float) -> dict[str, Any]
         return row
     row["static"] = static_scores(corpus, original)
     original.pop("coverage", None)  # used for precision; too bulky to keep in the results
-    for variant in ("safe", "unsafe"):
+    for variant in FIXED:
         probe_fixed(corpus, row, variant, timeout)
     return row
 
@@ -155,7 +155,7 @@ def probe_fixed(corpus: Corpus, row: dict[str, Any], variant: str, timeout: floa
     row[f"{variant}_equal"] = outputs_equal(state_dir(corpus, row["model"]), variant) if row[variant].get("ok") else "not run"
 
 
-def status(row: dict[str, Any], variants: tuple[str, ...] = ("safe", "unsafe")) -> str:
+def status(row: dict[str, Any], variants: tuple[str, ...] = FIXED) -> str:
     """One progress line: break sites before, and after each fixed variant probed."""
     original = row["original"]
     parts = [original.get("error") or f"{len(original['breaks'])} break sites"]
@@ -220,7 +220,7 @@ def main() -> int:
     parser.add_argument("--retry", nargs="+", help="with --resume: run these model types again (after a recipe fix), keeping the rest")
     parser.add_argument("--speed-only", action="store_true", help="only time the breaking models of an earlier run's JSON")
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS), help="with --speed-only: which variants to time")
-    parser.add_argument("--refix", nargs="+", choices=("safe", "unsafe"), help="fix these copies again and re-probe the breaking models of an earlier run's JSON with them")
+    parser.add_argument("--refix", nargs="+", choices=FIXED, help="fix these copies again and re-probe the breaking models of an earlier run's JSON with them")
     args = parser.parse_args()
     RESULTS.mkdir(parents=True, exist_ok=True)
     if args.refix:
