@@ -355,6 +355,29 @@ def test_fix_rewrites_a_helper_called_from_compiled_code_in_another_file(project
     assert "torch.where((scores > 0).sum() == 0, boxes * 0, boxes * 2)" in (project / "pkg" / "ops.py").read_text(encoding="utf-8")
 
 
+def test_a_disable_alias_re_exported_by_another_module_is_seen(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """timm's shape: `disable_compiler` bound in `layers/_fx.py`, re-exported by `layers/__init__.py`,
+    decorating a method in `model.py`. The call breaks (GM502); the body is never traced."""
+    (project / "pkg" / "layers").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "layers" / "_fx.py").write_text(
+        "import torch\n\n\ndef nullwrap(fn=None):\n    return fn\n\n\n"
+        'disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap\n',
+        encoding="utf-8",
+    )
+    (project / "pkg" / "layers" / "__init__.py").write_text("from ._fx import disable_compiler\n", encoding="utf-8")
+    (project / "pkg" / "model.py").write_text(
+        "from torch import nn\n\nfrom .layers import disable_compiler\n\n\nclass Net(nn.Module):\n"
+        "    @disable_compiler\n    def pack(self, x):\n        return x.nonzero()\n\n"
+        "    def forward(self, x):\n        return self.pack(x).sum() + x.sum()\n",
+        encoding="utf-8",
+    )
+    _, out, _ = run(capsys, "check", "--format", "json", "pkg")
+    assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 12, "GM502")]
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
+    assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 9, "GM401")]  # one file cannot tell
+
+
 def test_watch_checks_again_after_a_change(project: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "graphmend", "check", "--watch", "--format", "json", "clean.py", "model.py"],

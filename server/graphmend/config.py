@@ -55,6 +55,9 @@ class Config:
     # script, a notebook): `losses.py:focal_loss`, `models/*.py:Decoder.step`, `sched.py:Euler`
     compiled: tuple[str, ...] = ()
     named_entries: tuple[tuple[str, str], ...] = ()  # compiled_in(path) of the file being analysed
+    # names this file imports that another checked module binds to torch.compiler.disable
+    # (`disable_compiler` re-exported by timm.layers): set by the command line's cross-module pass
+    disable_names: tuple[str, ...] = ()
 
     def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:
         """The `compiled` entries (and the sample targets, which the user compiles to confirm them)

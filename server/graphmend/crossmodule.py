@@ -115,3 +115,66 @@ def _inside(path: Path, root: Path) -> bool:
     return True
 
 
+
+
+# -- names bound to torch.compiler.disable in one module and imported by another ---------------
+
+
+@dataclass(frozen=True)
+class ModuleNames:
+    """What the disable-alias pass needs of one analysed file."""
+
+    path: Path
+    imports: tuple[tuple[str, str], ...]  # local name -> imported dotted name (relative ones start with ".")
+    disable_aliases: tuple[str, ...]  # its module-level names bound to torch.compiler.disable
+
+
+def module_names(result: AnalysisResult, path: Path) -> ModuleNames | None:
+    if result.index is None:
+        return None
+    return ModuleNames(path, tuple(sorted(result.index.imports.items())), tuple(sorted(result.index.disable_aliases)))
+
+
+def disable_names(modules: list[ModuleNames]) -> dict[Path, tuple[str, ...]]:
+    """For each file, the names it imports that some checked module binds to
+    `torch.compiler.disable`, directly or through re-exports (`timm.layers` re-exporting
+    `disable_compiler` from `timm.layers._fx`). Module names come from the package layout
+    (directories with `__init__.py`), so only imports that resolve inside the checked tree count."""
+    dotted = {m.path: _module_name(m.path) for m in modules}
+    aliases = {f"{dotted[m.path]}.{name}" for m in modules if dotted[m.path] for name in m.disable_aliases}
+    found: dict[Path, set[str]] = {}
+    changed = bool(aliases)
+    while changed:  # each round follows one more re-export
+        changed = False
+        for m in modules:
+            here = dotted[m.path]
+            if not here:
+                continue
+            for local, target in m.imports:
+                absolute = _absolute(target, here, m.path.name == "__init__.py")
+                if absolute in aliases and local not in found.setdefault(m.path, set()):
+                    found[m.path].add(local)
+                    aliases.add(f"{here}.{local}")
+                    changed = True
+    return {path: tuple(sorted(names)) for path, names in found.items() if names}
+
+
+def _module_name(path: Path) -> str:
+    """`pkg/sub/mod.py` -> "pkg.sub.mod" (`__init__.py` -> "pkg.sub"), up to the outermost package."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def _absolute(target: str, module: str, is_package: bool) -> str:
+    """A relative import target made absolute from the importing module's dotted name."""
+    if not target.startswith("."):
+        return target
+    level = len(target) - len(target.lstrip("."))
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    rest = target.lstrip(".")
+    return ".".join([*base, rest]) if rest else ".".join(base)

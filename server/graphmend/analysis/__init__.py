@@ -85,7 +85,7 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
         return AnalysisResult([_parse_failure(text, exc)], {})
     except (ValueError, RecursionError, MemoryError) as exc:
         return AnalysisResult([_unparsable(text, exc)], {})
-    index = build_index(tree)
+    index = build_index(tree, config.disable_names)
     index.dynamo_flags.update(config.dynamo_flags)
     complete_index(index, tree)
     codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))

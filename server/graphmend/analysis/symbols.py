@@ -91,6 +91,7 @@ class ModuleIndex:
     global_kinds: dict[str, Kind] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
+    disable_aliases: set[str] = field(default_factory=set)  # module-level names bound to compiler.disable
     opaque: set[int] = field(default_factory=set)  # id() of FunctionDefs that are opaque ops (custom ops)
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
     # torch._dynamo.config flags set to True at module level (they change what breaks)
@@ -214,7 +215,9 @@ def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from walk_top_level(stmt.body)
 
 
-def build_index(tree: ast.Module) -> ModuleIndex:
+def build_index(tree: ast.Module, disable_names: tuple[str, ...] = ()) -> ModuleIndex:
+    """The module's names. `disable_names`: names it imports that another module binds to
+    `torch.compiler.disable` (found by the command line's cross-module pass)."""
     index = ModuleIndex()
     statements = list(walk_top_level(tree.body))
     flag_targets: list[tuple[ast.Attribute, ast.expr]] = []
@@ -238,6 +241,10 @@ def build_index(tree: ast.Module) -> ModuleIndex:
                     index.top_level_names.add(name)
                 if isinstance(target, ast.Attribute) and isinstance(stmt, ast.Assign):
                     flag_targets.append((target, stmt.value))
+    _bind_disable_aliases(index, statements)
+    for imported in disable_names:
+        if imported in index.imports:
+            index.imports[imported] = "torch.compiler.disable"
     for target, value in flag_targets:  # after the imports are known
         name = index.qualname(target)
         if name is not None and name.startswith(DYNAMO_CONFIG) and isinstance(value, ast.Constant) and value.value is True:
@@ -249,6 +256,55 @@ def build_index(tree: ast.Module) -> ModuleIndex:
     for info in index.classes.values():
         info.is_module = _is_module(index, info, set())
     return index
+
+
+def _bind_disable_aliases(index: ModuleIndex, statements: list[ast.stmt]) -> None:
+    """A module-level name bound to `torch.compiler.disable` resolves to it, as an import would:
+    `disable_compiler = torch.compiler.disable` (in a `try`, with a fallback `def` in the
+    `except`), `getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap` (timm).
+    Where torch has the function, that is what the name holds, so `@disable_compiler` excludes the
+    function from compilation. Other modules importing the name see it through `disable_names`."""
+    for stmt in statements:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        name = stmt.targets[0].id
+        if name not in index.imports and _denotes_disable(index, stmt.value):
+            index.imports[name] = "torch.compiler.disable"
+            index.disable_aliases.add(name)
+
+
+def _denotes_disable(index: ModuleIndex, value: ast.expr) -> bool:
+    if index.qualname(value) in DISABLE_FUNCTIONS:
+        return True
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return _denotes_disable(index, value.values[0])  # `disable or fallback`: the first when it exists
+    if isinstance(value, ast.IfExp):
+        return _denotes_disable(index, value.body) or _denotes_disable(index, value.orelse)
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and len(value.args) >= 2
+        and isinstance(value.args[1], ast.Constant)
+        and value.args[1].value == "disable"
+    ):
+        return _denotes_module(index, value.args[0], ("torch.compiler", "torch._dynamo"))
+    return False
+
+
+def _denotes_module(index: ModuleIndex, value: ast.expr, modules: tuple[str, ...]) -> bool:
+    """`torch.compiler`, or `getattr(torch, "compiler", None)`."""
+    if index.qualname(value) in modules:
+        return True
+    return (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "getattr"
+        and len(value.args) >= 2
+        and isinstance(value.args[1], ast.Constant)
+        and isinstance(value.args[1].value, str)
+        and f"{index.qualname(value.args[0])}.{value.args[1].value}" in modules
+    )
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:

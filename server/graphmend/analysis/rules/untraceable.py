@@ -83,6 +83,35 @@ class DisabledCall(Rule):
                 return Model(), (torch.randn(4),), {}
             """
         ),
+        example(
+            """
+            import torch
+
+            def nullwrap(fn=None):
+                return fn
+
+            disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap
+            try:
+                no_compile = torch._dynamo.disable
+            except AttributeError:
+                def no_compile(fn):
+                    return fn
+
+            @disable_compiler
+            def eager_only(y):
+                return y + 1
+
+            @no_compile
+            def also_eager(y):
+                return y * 2
+
+            @torch.compile
+            def f(x):
+                y = eager_only(x * 2)  # expect: GM502
+                return also_eager(y) * 3  # expect: GM502
+            """,
+            note="names bound to torch.compiler.disable, as timm's `disable_compiler` is",
+        ),
     )
     ok = (
         example(
