@@ -203,3 +203,45 @@ def test_parallel_runs_keep_each_reason_and_position(project: Path, capsys: pyte
     assert len(left) == 4
     assert all("`*args` in the call" in line for line in left), left
     assert all(line.split(":")[1] == "11" for line in left), left  # the line in the original text
+
+
+# The summary counts break sites as dynamo reports them: a print of `.item()` is one site (two
+# findings on its line).
+SEARCH = '''import torch
+
+
+@torch.compile
+def f(x, steps):
+    print("start", x.sum().item())
+    for _ in range(steps):
+        x = x * 0.5
+        print("value", x.sum().item())
+        if x.abs().max().item() < 0.1:
+            return x
+    return x
+
+
+def inputs():
+    return [(torch.ones(4), 6)]
+'''
+
+
+def test_the_fix_summary_counts_the_break_sites_dynamo_no_longer_reports(tmp_path: Path) -> None:
+    from graphmend.rewrite import fix_source
+    from graphmend.runtime.worker import capture
+
+    from .differential import callable_of
+    from .ground_truth import import_case
+
+    def sites(path: Path) -> int:
+        module = import_case(path)
+        result = capture(callable_of(module), module.inputs()[0])
+        return len({b["line"] for b in result["breaks"] if b["file"] == str(path)})  # lines, as the corpora count
+
+    result = fix_source(SEARCH, "search.py")
+    original, fixed = tmp_path / "original.py", tmp_path / "fixed.py"
+    original.write_text(SEARCH, encoding="utf-8")
+    fixed.write_text(result.fixed, encoding="utf-8")
+    before, after = sites(original), sites(fixed)
+    assert result.applied and before > after, (before, after)
+    assert result.gone() == before - after, (before, after, [f.code for f in result.remaining])

@@ -757,16 +757,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.name_compiled:
         os.environ["GRAPHMEND_NAME_COMPILED"] = "1"
-    os.environ["GRAPHMEND_FIX_LEVEL"] = args.fix_level
-    global FIX_LEVEL
-    FIX_LEVEL = args.fix_level
     if args.corpus:
         os.environ["GRAPHMEND_CORPUS"] = str(Path(args.corpus).resolve())
         global CORPUS, CASES, HAND
         CORPUS = Path(args.corpus).resolve()
         CASES, HAND = CORPUS / "cases", CORPUS / "hand"
-    if args.worker:
+    if args.worker:  # the level comes from the parent's environment (FIX_LEVEL)
         return worker_main(args.worker, args.inductor)
+    os.environ["GRAPHMEND_FIX_LEVEL"] = args.fix_level
+    global FIX_LEVEL
+    FIX_LEVEL = args.fix_level
     names = args.cases or sorted(p.stem for p in CASES.glob("*.py") if not p.name.startswith("_"))
     missing = [n for n in names if not (CASES / f"{n}.py").exists()]
     if missing:

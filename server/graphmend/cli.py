@@ -27,7 +27,7 @@ from .notebooks import NotebookError, read_notebook
 from .output import write_github, write_json, write_statistics, write_text
 from .progress import tracked
 from .rewrite.context import FixContext
-from .rewrite.engine import plan_fix
+from .rewrite.engine import break_count, plan_fix
 from .rewrite.files import FileOutcome, fix_file, unified_diff
 from .rewrite.fixers import fixers_for
 from .rewrite.model import Fix, Safety
@@ -430,7 +430,7 @@ def run_fix(args: argparse.Namespace) -> int:
         remaining = [f for f in result.remaining if selection.is_enabled(f.code)]  # deselected rules are not reported
         fixed += result.gone(codes)
         rewrites += len(result.applied)
-        left += len(remaining)
+        left += break_count(remaining)  # in the summary's unit: breaks as dynamo counts them
         changed_files += result.changed
         titles.update(f"{f.finding.code} {f.title}" for f in result.applied)
         if args.diff and result.changed:

@@ -113,7 +113,7 @@ def fix_all_action(analysis: Analysis, codec: PositionCodec, path: str) -> types
     result = analysis.fixed(path)
     if not result.changed:
         return None
-    count = len(result.applied)
+    count = result.gone() or len(result.applied)  # break sites, as the CLI summary counts them
     title = f"GraphMend: fix {count} graph break{'s' if count != 1 else ''} in this file (safe rewrites)"
     return _edit_action(analysis, codec, title, FIX_ALL_KIND, text_edits(analysis.text, result.fixed), None, preferred=False)
 

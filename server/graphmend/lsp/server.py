@@ -642,7 +642,7 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
         uri = opened.uri if opened is not None else result.path.as_uri()
         document_edit = workspace_ops.document_edit(result, uri, opened.version if opened is not None else None, ls.workspace.position_codec)
         summary.changed += 1
-        summary.fixed += result.applied
+        summary.fixed += result.removed
         changes[uri] = list(document_edit.edits)  # type: ignore[arg-type]
         edits.append(document_edit)
     applied = True

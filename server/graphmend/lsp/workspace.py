@@ -23,6 +23,7 @@ from ..analysis.source import SourceFile
 from ..config import Config
 from ..files import discover_workspace, read_source
 from ..rewrite import fix_source
+from ..rewrite.engine import break_count
 from ..rewrite.context import line_ending, text_edits
 from ..workers import worker_pool
 from .convert import to_diagnostic, to_text_edits
@@ -40,9 +41,9 @@ class FileFixResult:
     path: Path
     original: str | None = None  # None: skipped
     fixed: str | None = None
-    applied: int = 0
+    removed: int = 0  # graph-break sites the fixes removed (as the CLI summary counts them)
     declined: Counter = field(default_factory=Counter)
-    left: int = 0
+    left: int = 0  # break sites left
     skip_reason: str | None = None
 
 
@@ -121,7 +122,7 @@ def fix_one(job: tuple[Path, str | None, Config]) -> FileFixResult:
         text = source.text
     result = fix_source(text, str(path), config)
     return FileFixResult(
-        path, text, result.fixed, len(result.applied), Counter(d.key for d in result.declined), len(result.remaining)
+        path, text, result.fixed, result.gone(), Counter(d.key for d in result.declined), break_count(result.remaining)
     )
 
 

@@ -122,12 +122,18 @@ class FileFix:
         return Counter(d.key for d in self.declined)
 
     def gone(self, codes: frozenset[str] | None = None) -> int:
-        """How many findings (of `codes`) the fixes removed: the ones of the original text that
-        no longer stand (a fix that removes two breaks counts two; one that removes none, none)."""
-        def count(findings: list[Finding]) -> int:
-            return sum(1 for f in findings if codes is None or f.code in codes)
+        """How many graph breaks (of findings of `codes`) the fixes removed, counted as dynamo
+        counts them (`break_count`): a fix that removes findings in a function that still runs
+        eagerly removes no break."""
+        return max(0, break_count(self.before, codes) - break_count(self.remaining, codes))
 
-        return max(0, count(self.before) - count(self.remaining))
+
+def break_count(findings: list[Finding], codes: frozenset[str] | None = None) -> int:
+    """The graph-break sites dynamo would report for these findings: one per line, as dynamo
+    logs a break where it stops (two findings in `print(t.item())` are one site). Counting
+    findings instead claimed 8 breaks gone in a line search where dynamo saw 1 site gone; per
+    line it claims 2 (dynamo skipped that frame for a reason the analysis does not see)."""
+    return len({(f.function, f.span.start_line) for f in findings if codes is None or f.code in codes})
 
 
 def _key(finding: Finding, text_lines: list[str]) -> tuple[str, str, str]:
