@@ -119,6 +119,28 @@ def test_sarif_has_rules_results_and_the_safe_fixes(project: Path, capsys: pytes
         assert _apply(FIXABLE, change["replacements"]) == alone
 
 
+# The OASIS SARIF 2.1.0 schema, as Microsoft's SARIF SDK ships it (npm devDependency; `make test`
+# runs `npm ci` first).
+SARIF_SCHEMA = Path(__file__).resolve().parents[1] / "node_modules" / "@microsoft" / "jest-sarif" / "lib" / "schemas" / "sarif-2.1.0-rtm.5.json"
+
+
+def test_sarif_output_is_valid_against_the_sarif_2_1_0_schema(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import jsonschema
+
+    assert SARIF_SCHEMA.is_file(), f"{SARIF_SCHEMA} is missing: run `npm ci` in the repository root (make test does)"
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    (project / "fixable.py").write_text(FIXABLE, encoding="utf-8")
+    (project / "broken.py").write_text("def f(:\n", encoding="utf-8")  # a parse error is reported too
+    _, out, _ = run(capsys, "check", "--format", "sarif", ".")
+    log = json.loads(out)
+    assert log["runs"][0]["results"], "nothing to validate"
+    validator = jsonschema.validators.validator_for(schema)(schema)  # the schema's own draft (04)
+    problems = sorted(f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(log))
+    assert not problems, "\n".join(problems[:10])
+    log["runs"][0]["results"][0]["level"] = "fatal"  # the validator does reject what SARIF forbids
+    assert any(e.validator == "enum" for e in validator.iter_errors(log))
+
+
 def test_github_format_escapes_and_annotates(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "check", "--format", "github", "model.py")
     first = out.splitlines()[0]
