@@ -63,6 +63,7 @@ screenshot: venv vsix
 	GRAPHMEND_SCREENSHOTS=$(CURDIR)/.cache/screenshots $(PY) -m pytest -q -k vscode tests/test_editors.py
 	cp .cache/screenshots/quickfix.png vscode-extension/images/screenshot.png
 	cp .cache/screenshots/confirm.png vscode-extension/images/confirm.png
+	cp .cache/screenshots/notebook-quickfix.png vscode-extension/images/notebook.png
 
 bench: venv
 	$(PY) -m pip install --quiet "transformers==4.57.6"

@@ -196,3 +196,45 @@ def test_vscode_sets_up_its_own_server_on_first_start(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "vscode e2e OK" in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
     assert "notification: GraphMend: setting up its language server" in proc.stdout
     assert "branches on the tensor value `x.sum() > 0`" in proc.stdout
+
+
+NOTEBOOK_CELLS = [
+    "import torch",
+    "@torch.compile\ndef f(x):\n    if x.sum() > 0:\n        y = x + 1\n    else:\n        y = x - 1\n    return y",
+]
+
+
+def test_vscode_notebook_cell_squiggle_and_quick_fix(tmp_path: Path) -> None:
+    """A notebook in VS Code's own notebook editor: the break is underlined in its cell, listed
+    in the Problems panel, and the quick fix rewrites the cell (as `graphmend fix nb.ipynb` would)."""
+    from graphmend.notebooks import read_notebook
+
+    missing = [what for what, path in VSCODE_NEEDS.items() if not path.exists()]
+    if missing:
+        _missing(", ".join(missing))
+    workspace, shots = tmp_path / "ws", tmp_path / "shots"
+    workspace.mkdir()
+    cells = [
+        {"cell_type": "code", "execution_count": None, "id": f"c{n}", "metadata": {}, "outputs": [], "source": source.splitlines(keepends=True)}
+        for n, source in enumerate(NOTEBOOK_CELLS)
+    ]
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    raw = json.dumps(notebook, indent=1) + "\n"
+    (workspace / "train.ipynb").write_text(raw, encoding="utf-8")
+    env = {**os.environ, "MODE": "notebook"}
+    proc = subprocess.run(
+        ["bash", str(HERE / "vscode_e2e.sh"), str(workspace), sys.executable, str(VSIX), str(shots)],
+        capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL, env=env,
+    )
+    assert proc.returncode == 0 and "vscode e2e OK" in proc.stdout, (proc.stdout + proc.stderr)[-4000:]
+    assert "squiggle in a cell" in proc.stdout and "branches on the tensor value `x.sum() > 0`" in proc.stdout
+    parsed = read_notebook(raw)
+    fixed = json.loads(parsed.written(fix_source(parsed.text, "train.ipynb").fixed))
+    expected = "".join(fixed["cells"][1]["source"])
+    assert "torch.where" in expected
+    shown = next(line for line in proc.stdout.splitlines() if "] cells: " in line)
+    for line in expected.splitlines():  # the editor shows the cell's lines run together
+        assert json.dumps(line)[1:-1] in shown, (line, shown)
+    keep = os.environ.get("GRAPHMEND_SCREENSHOTS")
+    if keep:
+        shutil.copytree(shots, keep, dirs_exist_ok=True)

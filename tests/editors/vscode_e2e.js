@@ -63,6 +63,58 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
       await browser.close();
       return;
     }
+    if (process.env.MODE === 'notebook') {
+      // A notebook: VS Code's own notebook editor (the built-in ipynb serializer); GraphMend's
+      // diagnostics on the cell, and its quick fix applied inside the cell.
+      const file = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'train.ipynb' });
+      await file.waitFor({ timeout: 60000 });
+      await file.dblclick();
+      // Clicked before the extension host has registered the notebook type, the file opens as
+      // JSON text: reopen it with VS Code's notebook editor, as a user would.
+      if (!(await page.waitForSelector('.notebook-editor .cell-list-container', { timeout: 15000 }).then(() => true, () => false))) {
+        await page.waitForTimeout(3000);
+        await palette('View: Reopen Editor With...');
+        await page.waitForTimeout(2000);
+        const options = await page.locator('.quick-input-list .monaco-list-row').allTextContents();
+        step('reopen with: ' + options.join(' | '));
+        await page.screenshot({ path: path.join(SHOTS, 'reopen-with.png') });
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Jupyter Notebook' }).first().click();
+        await page.waitForSelector('.notebook-editor .cell-list-container', { timeout: 60000 });
+      }
+      step('notebook editor opened');
+      const squiggle = page.locator('.notebook-editor .monaco-editor .squiggly-warning, .notebook-editor .monaco-editor .squiggly-error').first();
+      await squiggle.waitFor({ timeout: 300000 });
+      step('squiggle in a cell');
+      await page.keyboard.press('Control+Shift+M');
+      const problem = page.locator('.markers-panel .monaco-list-row', { hasText: 'branches on the tensor value' }).first();
+      await problem.waitFor({ timeout: 60000 });
+      const rows = await page.locator('.markers-panel .monaco-list-row').allTextContents();
+      step('problems: ' + rows.map((r) => r.replace(/\s+/g, ' ').slice(0, 90)).join(' | '));
+      await page.screenshot({ path: path.join(SHOTS, 'notebook-problems.png') });
+      let applied = false;
+      for (let attempt = 1; attempt <= 3 && !applied; attempt++) {
+        await problem.click();
+        await page.waitForTimeout(400);
+        await page.keyboard.press('Control+.');
+        const item = page.getByText(QUICK_FIX).first();
+        if (await item.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
+          if (attempt === 1) await page.screenshot({ path: path.join(SHOTS, 'notebook-quickfix.png') });
+          await item.click();
+          applied = await page.waitForFunction(() => [...document.querySelectorAll('.notebook-editor .monaco-editor .view-lines')]
+            .some((e) => e.textContent.includes('torch.where')), null, { timeout: 10000 }).then(() => true, () => false);
+        } else {
+          await page.keyboard.press('Escape');
+        }
+      }
+      if (!applied) throw new Error('the quick fix was not applied in the cell');
+      step('quick fix applied in the cell');
+      await page.waitForTimeout(1500);
+      const cells = await page.locator('.notebook-editor .monaco-editor .view-lines').allTextContents();
+      step('cells: ' + cells.map((c) => JSON.stringify(c.replace(/\u00a0/g, ' '))).join(' | '));
+      await page.screenshot({ path: path.join(SHOTS, 'notebook-fixed.png') });
+      await browser.close();
+      return;
+    }
     const entry = page.locator('.explorer-folders-view .monaco-list-row', { hasText: FILE });
     await entry.waitFor({ timeout: 60000 });
     await entry.click();
