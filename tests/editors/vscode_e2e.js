@@ -36,6 +36,26 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
     await page.keyboard.press('Enter');
     return true;
   };
+  // Apply QUICK_FIX from the lightbulb menu of a problem (a few tries: the menu can come up
+  // before the server's actions); true once an editor matching `editors` shows torch.where.
+  const quickFix = async (problem, shot, editors) => {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await problem.click();
+      await page.waitForTimeout(400);
+      await page.keyboard.press('Control+.');
+      const item = page.getByText(QUICK_FIX).first();
+      if (!(await item.waitFor({ timeout: 10000 }).then(() => true, () => false))) {
+        await page.keyboard.press('Escape');
+        continue;
+      }
+      if (attempt === 1) await page.screenshot({ path: path.join(SHOTS, shot) });
+      await item.click();
+      const done = await page.waitForFunction((selector) => [...document.querySelectorAll(selector)]
+        .some((e) => e.textContent.includes('torch.where')), editors, { timeout: 10000 }).then(() => true, () => false);
+      if (done) return true;
+    }
+    return false;
+  };
   try {
     await page.goto(URL_);
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
@@ -91,22 +111,9 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
       const rows = await page.locator('.markers-panel .monaco-list-row').allTextContents();
       step('problems: ' + rows.map((r) => r.replace(/\s+/g, ' ').slice(0, 90)).join(' | '));
       await page.screenshot({ path: path.join(SHOTS, 'notebook-problems.png') });
-      let applied = false;
-      for (let attempt = 1; attempt <= 3 && !applied; attempt++) {
-        await problem.click();
-        await page.waitForTimeout(400);
-        await page.keyboard.press('Control+.');
-        const item = page.getByText(QUICK_FIX).first();
-        if (await item.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
-          if (attempt === 1) await page.screenshot({ path: path.join(SHOTS, 'notebook-quickfix.png') });
-          await item.click();
-          applied = await page.waitForFunction(() => [...document.querySelectorAll('.notebook-editor .monaco-editor .view-lines')]
-            .some((e) => e.textContent.includes('torch.where')), null, { timeout: 10000 }).then(() => true, () => false);
-        } else {
-          await page.keyboard.press('Escape');
-        }
+      if (!(await quickFix(problem, 'notebook-quickfix.png', '.notebook-editor .monaco-editor .view-lines'))) {
+        throw new Error('the quick fix was not applied in the cell');
       }
-      if (!applied) throw new Error('the quick fix was not applied in the cell');
       step('quick fix applied in the cell');
       await page.waitForTimeout(1500);
       const cells = await page.locator('.notebook-editor .monaco-editor .view-lines').allTextContents();
@@ -148,22 +155,7 @@ const QUICK_FIX = 'Select with torch.where instead of branching on a tensor (GM1
     await page.keyboard.press('Escape');
 
     // The quick fix, from the lightbulb menu of the first GM101 problem.
-    let applied = false;
-    for (let attempt = 1; attempt <= 3 && !applied; attempt++) {
-      await row.click();
-      await page.waitForTimeout(400);
-      await page.keyboard.press('Control+.');
-      const item = page.getByText(QUICK_FIX).first();
-      if (await item.waitFor({ timeout: 10000 }).then(() => true, () => false)) {
-        if (attempt === 1) await page.screenshot({ path: path.join(SHOTS, 'quickfix.png') });
-        await item.click();
-        applied = await page.waitForFunction(() => document.querySelector('.monaco-editor .view-lines')
-          .textContent.includes('torch.where'), null, { timeout: 10000 }).then(() => true, () => false);
-      } else {
-        await page.keyboard.press('Escape');
-      }
-    }
-    if (!applied) throw new Error('the quick fix was not applied');
+    if (!(await quickFix(row, 'quickfix.png', '.monaco-editor .view-lines'))) throw new Error('the quick fix was not applied');
     step('quick fix applied');
     await page.locator('.monaco-editor .view-lines').click();
     await page.keyboard.press('Control+S');
