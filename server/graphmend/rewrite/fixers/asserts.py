@@ -26,10 +26,6 @@ TITLE = (
 )
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 class AssertScalarFixer:
     codes = frozenset({"GM201"})
     safety = Safety.UNSAFE
@@ -37,22 +33,22 @@ class AssertScalarFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         call = ctx.node_for(finding, (ast.Call,))
         if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args):
-            raise _decline("not-an-assert", "only `t.item()` in an assert's test is rewritten")
+            raise DeclineError("not-an-assert", "only `t.item()` in an assert's test is rewritten")
         statement = ctx.statement_of(call)
         function = ctx.function_of(call)
         if not isinstance(statement, ast.Assert) or function is None:
-            raise _decline("not-an-assert", "the value is not tested by an `assert`")
+            raise DeclineError("not-an-assert", "the value is not tested by an `assert`")
         test = statement.test
         if test is not call:
             if not (isinstance(test, ast.Compare) and any(o is call for o in (test.left, *test.comparators))):
-                raise _decline("assert-test-shape", "the assert does more than compare the value (`assert t.item() <= n`)")
+                raise DeclineError("assert-test-shape", "the assert does more than compare the value (`assert t.item() <= n`)")
             for operand in (test.left, *test.comparators):
                 if operand is not call and not (isinstance(operand, ast.Constant) or ctx.kind(operand) in NON_TENSOR_KINDS):
-                    raise _decline("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not known to be a Python number")
+                    raise DeclineError("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not known to be a Python number")
                 if isinstance(operand, ast.Constant) and not isinstance(operand.value, (int, float, bool)):
-                    raise _decline("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not a number")
+                    raise DeclineError("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not a number")
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
-                raise _decline("assert-test-shape", "identity and membership tests do not work on tensors")
+                raise DeclineError("assert-test-shape", "identity and membership tests do not work on tensors")
         target = ctx.cst_node(function, call, cst.Call)
         edits = [ctx.rewrite(function, {target: cst.parse_expression(ctx.atom(call.func.value))})]
         return Fix(finding, TITLE, Safety.UNSAFE, tuple(edits))

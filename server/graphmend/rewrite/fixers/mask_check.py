@@ -60,10 +60,6 @@ _ONE = (1, 1.0, True)
 LINE_LENGTH = 100  # a longer rewritten test goes on its own lines
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 @dataclass(frozen=True)
 class _Update:
     target: str
@@ -81,14 +77,14 @@ class MaskCheckFixer:
         statement = ctx.statement_of(node) if node is not None else None
         function = ctx.function_of(statement) if statement is not None else None
         if not isinstance(statement, ast.If) or function is None or not ctx.contains(statement.test, node):
-            raise _decline("not-a-mask-check", "the tensor is not tested by an `if`")
+            raise DeclineError("not-a-mask-check", "the tensor is not tested by an `if`")
         prefix, mask = _split(ctx, statement.test)
         if statement.orelse:
-            raise _decline("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
+            raise DeclineError("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
         updates = [_update(ctx, stmt, mask, statement) for stmt in statement.body]
         products = [u for u in updates if u is not None]
         if not products:
-            raise _decline("not-identity", "the branch does not multiply anything by the mask")
+            raise DeclineError("not-identity", "the branch does not multiply anything by the mask")
         for target in dict.fromkeys(p.target for p in products):
             _check_not_changed_in_place(ctx, function, statement, target)
         test = _checked_test(ctx, statement, prefix, products)
@@ -104,14 +100,14 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
     operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     mask = _not_all_ones(operands[-1])
     if mask is None:
-        raise _decline(
+        raise DeclineError(
             "not-a-mask-check",
             "the condition does not end in `not torch.all(mask == 1)` (or `(mask != 1).any()`), a test that the mask is not all ones",
         )
     prefix = operands[:-1]
     for operand in prefix:
         if _tensor_logic(ctx, operand):
-            raise _decline("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the all-ones test is dropped")
+            raise DeclineError("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the all-ones test is dropped")
     return prefix, mask
 
 
@@ -153,26 +149,26 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Updat
     only the products use. Anything else declines."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         if isinstance(stmt, ast.AugAssign):
-            raise _decline("in-place", "an in-place update would run on the caller's tensor even for an all-ones mask")
-        raise _decline("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+            raise DeclineError("in-place", "an in-place update would run on the caller's tensor even for an all-ones mask")
+        raise DeclineError("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     target, value = stmt.targets[0].id, stmt.value
     if target == mask:
-        raise _decline("not-identity", f"the branch reassigns the mask `{mask}`")
+        raise DeclineError("not-identity", f"the branch reassigns the mask `{mask}`")
     if isinstance(value, ast.Attribute) and value.attr == "dtype" and isinstance(value.value, ast.Name):
         if read_after(ctx, check, target):
-            raise _decline("binds-used-name", f"`{target}` is read after the `if`: binding it every time would change it")
+            raise DeclineError("binds-used-name", f"`{target}` is read after the `if`: binding it every time would change it")
         return None
     cast_back = False
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "type_as"):
         if not (len(value.args) == 1 and not value.keywords and _is_dtype_of(ctx, value.args[0], target, stmt, check)):
-            raise _decline("cast-unknown", f"`{ctx.code(value)[:50]}` casts to a dtype not known to be `{target}`'s own")
+            raise DeclineError("cast-unknown", f"`{ctx.code(value)[:50]}` casts to a dtype not known to be `{target}`'s own")
         value, cast_back = value.func.value, True
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
-        raise _decline("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+        raise DeclineError("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     for own, other in ((value.left, value.right), (value.right, value.left)):
         if isinstance(own, ast.Name) and own.id == target and _derived_from(ctx, other, mask):
             return _Update(target, cast_back, other)
-    raise _decline("not-identity", f"`{ctx.code(value)[:50]}` does not multiply `{target}` by the mask `{mask}` or a view of it")
+    raise DeclineError("not-identity", f"`{ctx.code(value)[:50]}` does not multiply `{target}` by the mask `{mask}` or a view of it")
 
 
 def _derived_from(ctx: FixContext, node: ast.expr, mask: str) -> bool:
@@ -251,7 +247,7 @@ def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.I
     tensor, say)."""
     change = changed_in_place_after(ctx, function, check, name)
     if change is not None:
-        raise _decline("in-place", f"`{name}` is changed in place after the check (`{ctx.code(change).splitlines()[0][:40]}`): the product is a new tensor")
+        raise DeclineError("in-place", f"`{name}` is changed in place after the check (`{ctx.code(change).splitlines()[0][:40]}`): the product is a new tensor")
 
 
 def _checked_test(ctx: FixContext, check: ast.If, prefix: list[ast.expr], products: list[_Update]) -> str:

@@ -27,10 +27,6 @@ from ..signatures import Signatures, floating_names
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 class MaskedReductionFixer:
     codes = frozenset({"GM402"})
     safety = Safety.SAFE
@@ -39,18 +35,18 @@ class MaskedReductionFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         subscript = ctx.node_for(finding, (ast.Subscript,))
         if not isinstance(subscript, ast.Subscript):
-            raise _decline("no-node", "could not find the masked selection in the source")
+            raise DeclineError("no-node", "could not find the masked selection in the source")
         function = ctx.function_of(subscript)
         if function is None:
-            raise _decline("not-in-function", "the selection is not inside a function")
+            raise DeclineError("not-in-function", "the selection is not inside a function")
         call, reduction = self._reduction(ctx, subscript)
         mask, tensor = subscript.slice, subscript.value
         if ctx.kind(mask) not in BOOL_KINDS:
-            raise _decline("not-a-mask", "the index is not a boolean mask")
+            raise DeclineError("not-a-mask", "the index is not a boolean mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         signatures = Signatures(ctx, floating_names(ctx, function, ctx.statement_of(subscript)), at=ctx.statement_of(subscript))
         if not signatures.equal_shapes(signatures.of(mask), signatures.of(tensor)):
-            raise _decline(
+            raise DeclineError(
                 "mask-shape",
                 f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(tensor)[:30]}` "
                 "(a mask over leading dimensions selects rows)",
@@ -80,12 +76,12 @@ class MaskedReductionFixer:
             assert isinstance(call, ast.Call)
             method = parent.attr
             if method in ("max", "min", "amax", "amin"):
-                raise _decline("empty-selection", f"`.{method}()` of an empty selection raises; a where-based form would not")
+                raise DeclineError("empty-selection", f"`.{method}()` of an empty selection raises; a where-based form would not")
             if method not in (*_IDENTITY, "mean") or call.args or call.keywords:
-                raise _decline("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
+                raise DeclineError("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
             return call, method
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is subscript and len(parent.args) == 1 and not parent.keywords:
             name = ctx.qualname(parent.func)
             if name in ("torch.sum", "torch.prod", "torch.mean", "torch.nansum"):
                 return parent, name.split(".")[1]
-        raise _decline("not-a-reduction", "the selected elements are used as a tensor, not only reduced")
+        raise DeclineError("not-a-reduction", "the selected elements are used as a tensor, not only reduced")

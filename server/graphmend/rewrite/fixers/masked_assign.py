@@ -44,10 +44,6 @@ TITLE = "Copy with torch.where instead of assigning through a boolean mask"
 _OPERATORS = {ast.Add: "+", ast.Sub: "-"}
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 class MaskedAssignFixer:
     codes = frozenset({"GM402"})
     safety = Safety.SAFE
@@ -55,29 +51,29 @@ class MaskedAssignFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         subscript = ctx.node_for(finding, (ast.Subscript,))
         if not isinstance(subscript, ast.Subscript):
-            raise _decline("no-node", "could not find the masked selection in the source")
+            raise DeclineError("no-node", "could not find the masked selection in the source")
         statement = ctx.statement_of(subscript)
         function = ctx.function_of(subscript)
         if function is None or not isinstance(statement, (ast.Assign, ast.AugAssign)):
-            raise _decline("not-a-statement", "the selection is not part of an assignment through the mask")
+            raise DeclineError("not-a-statement", "the selection is not part of an assignment through the mask")
         return ctx.remember(("masked-assign", id(statement)), lambda: self._plan(finding, ctx, statement, function))
 
     def _plan(self, finding: Finding, ctx: FixContext, statement: ast.Assign | ast.AugAssign, function: ast.FunctionDef | ast.AsyncFunctionDef) -> Fix:
         target, value = _target_and_value(statement)
         if not isinstance(target, ast.Subscript):
-            raise _decline("not-a-statement", "only `out[mask] = src[mask]` is rewritten")
+            raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` is rewritten")
         mask = target.slice
         selection = _selection(ctx, value)
         if selection is None:
-            raise _decline("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
+            raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
         if ctx.code(selection.slice) != ctx.code(mask):
-            raise _decline("different-masks", f"`{ctx.code(target)[:30]}` and `{ctx.code(selection)[:30]}` use different indices")
+            raise DeclineError("different-masks", f"`{ctx.code(target)[:30]}` and `{ctx.code(selection)[:30]}` use different indices")
         arithmetic = "" if value is selection else _arithmetic_kind(value)
         operator = ""
         if isinstance(statement, ast.AugAssign):
             operator = _OPERATORS.get(type(statement.op), "")
             if not operator:
-                raise _decline("augmented-product", "only `+=` and `-=` through a mask keep their gradients as a where")
+                raise DeclineError("augmented-product", "only `+=` and `-=` through a mask keep their gradients as a where")
         for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the copied tensor", selection.value)):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
         out, mask_text = ctx.atom(target.value), ctx.code(mask)
@@ -87,7 +83,7 @@ class MaskedAssignFixer:
         arguments = [mask_text, ctx.code(target.value), ctx.code(selection.value)] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
         check = call_text(MASK_SELECTS_ALIKE, *arguments)
         if _shares_a_line(ctx, statement):
-            raise _decline("several-statements", "the line holds more than one statement")
+            raise DeclineError("several-statements", "the line holds more than one statement")
         line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         assert isinstance(line, cst.SimpleStatementLine)
         original = ctx.render(function, line.with_changes(leading_lines=[]))
@@ -95,7 +91,7 @@ class MaskedAssignFixer:
         try:
             new_statements = list(cst.parse_module(code).body)
         except cst.ParserSyntaxError as exc:  # a bug in this fixer: never write code that does not parse
-            raise _decline("generated-code", f"the generated code does not parse ({exc.message})") from exc
+            raise DeclineError("generated-code", f"the generated code does not parse ({exc.message})") from exc
         new_statements[0] = new_statements[0].with_changes(leading_lines=line.leading_lines)
         helpers = helper_edits(ctx, MASK_SELECTS_ALIKE)  # with `import torch` first where the module lacks it
         import_edit = None if helpers else ctx.import_edit()

@@ -65,10 +65,6 @@ SPARSE_TITLE = (
 )
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
@@ -103,14 +99,14 @@ class MoEDispatchFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
         if node is None:
-            raise _decline("no-node", "could not find the code in the source")
+            raise DeclineError("no-node", "could not find the code in the source")
         function = ctx.function_of(node)
         if function is None:
-            raise _decline("not-in-function", "the code is not inside a function")
+            raise DeclineError("not-in-function", "the code is not inside a function")
         loop, gather = self._dispatch_loop(ctx, function, node)
         if finding.code == "GM101" and isinstance(loop.target, ast.Name) and loop.target.id not in _names(node):
             # an `if` in the loop about something else: rewriting the dispatch would not remove it
-            raise _decline("moe-no-dispatch", "the condition does not test the expert; it is not part of the dispatch")
+            raise DeclineError("moe-no-dispatch", "the condition does not test the expert; it is not part of the dispatch")
         return self._rewrite(ctx, function, loop, gather).fix(finding)
 
     def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> "_Rewrite":
@@ -130,7 +126,7 @@ class MoEDispatchFixer:
             gather = _gather_statement(ctx, loop)
             if gather is not None:
                 return loop, gather
-        raise _decline("moe-no-dispatch", "not part of an expert dispatch loop (`for e in ...:` gathering tokens with `torch.where(mask[e])`)")
+        raise DeclineError("moe-no-dispatch", "not part of an expert dispatch loop (`for e in ...:` gathering tokens with `torch.where(mask[e])`)")
 
 
 class SparseMoEDispatchFixer(MoEDispatchFixer):
@@ -241,7 +237,7 @@ class _Rewrite:
         """The mask is `one_hot(selected, ...).permute(2, 1, 0)`: (experts, top_k, tokens), 0/1."""
         assigned = [a for a in _assignments(self.function, self.mask) if a.lineno < self.loop.lineno]
         if not assigned:
-            raise _decline("moe-mask-origin", f"`{self.mask}` is not assigned before the loop: cannot tell it is a one-hot expert mask")
+            raise DeclineError("moe-mask-origin", f"`{self.mask}` is not assigned before the loop: cannot tell it is a one-hot expert mask")
         value = assigned[-1].value
         if not (
             isinstance(value, ast.Call)
@@ -250,16 +246,16 @@ class _Rewrite:
             and [a.value for a in value.args if isinstance(a, ast.Constant)] == [2, 1, 0]
             and len(value.args) == 3
         ):
-            raise _decline("moe-mask-origin", f"`{self.mask}` is not `one_hot(...).permute(2, 1, 0)`: cannot tell its layout (experts, top_k, tokens)")
+            raise DeclineError("moe-mask-origin", f"`{self.mask}` is not `one_hot(...).permute(2, 1, 0)`: cannot tell its layout (experts, top_k, tokens)")
         source = value.func.value
         if isinstance(source, ast.Name):  # expert_mask = one_hot(...); expert_mask = expert_mask.permute(2, 1, 0)
             earlier = [a for a in _assignments(self.function, source.id) if a.lineno < assigned[-1].lineno]
             source = earlier[-1].value if earlier else source
         if not (isinstance(source, ast.Call) and (self.ctx.qualname(source.func) or "").endswith("functional.one_hot")):
-            raise _decline("moe-mask-origin", f"`{self.mask}` is not built by `one_hot`: it may not be a 0/1 mask with one slot per token")
+            raise DeclineError("moe-mask-origin", f"`{self.mask}` is not built by `one_hot`: it may not be a 0/1 mask with one slot per token")
         for store in _assignments(self.function, self.mask):
             if store.lineno > assigned[-1].lineno and store.lineno <= (self.loop.end_lineno or self.loop.lineno):
-                raise _decline("moe-mask-origin", f"`{self.mask}` is reassigned inside the loop")
+                raise DeclineError("moe-mask-origin", f"`{self.mask}` is reassigned inside the loop")
 
     def _check_loop_iterable(self) -> None:
         """`range(...)` stays; a list or tensor of the experts hit becomes `range(mask.shape[0])`."""
@@ -267,25 +263,25 @@ class _Rewrite:
         if isinstance(iterable, ast.Call) and self.ctx.qualname(iterable.func) == "builtins.range":
             return
         if not isinstance(iterable, ast.Name):
-            raise _decline("moe-loop-iterable", f"the loop runs over `{self.ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+            raise DeclineError("moe-loop-iterable", f"the loop runs over `{self.ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
         stores = _assignments(self.function, iterable.id)
         if len(stores) != 1 or len(stores[0].targets) != 1 or stores[0].lineno > self.loop.lineno:
-            raise _decline("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
+            raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
         hit = stores[0]
         code = self.ctx.code(hit.value)
         if ".nonzero(" not in code or self.mask not in _names(hit.value):
-            raise _decline("moe-loop-iterable", f"`{iterable.id}` is not the nonzero experts of `{self.mask}`")
+            raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is not the nonzero experts of `{self.mask}`")
         other_uses = [
             n for n in ast.walk(self.function)
             if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load) and n is not iterable
         ]
         if other_uses:
-            raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
+            raise DeclineError("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
         self.rows = code.rstrip().endswith(".nonzero()")  # nonzero() yields 1-element rows, not ints
         if self.rows:
             self._plan_row_iteration()
         elif not code.rstrip().endswith(".tolist()"):
-            raise _decline("moe-loop-iterable", f"cannot tell what `{iterable.id}` yields (expected `.nonzero()` rows or `.tolist()` ints)")
+            raise DeclineError("moe-loop-iterable", f"cannot tell what `{iterable.id}` yields (expected `.nonzero()` rows or `.tolist()` ints)")
         self.edits.replace_statement(hit, None)
         self.edits.replace(iterable, cst.parse_expression(f"range({self.mask}.shape[0])"), cst.Name)
 
@@ -314,7 +310,7 @@ class _Rewrite:
                 continue  # the gather is rewritten as `mask[e]` (no squeeze) anyway
             if isinstance(parent, ast.Subscript) and parent.slice is use and self.ctx.kind(parent.value) is Kind.MODULES:
                 continue  # self.experts[e]: a ModuleList takes an int as it takes a 1-element tensor
-            raise _decline("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent)[:40]}`); as an int it could change")
+            raise DeclineError("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent)[:40]}`); as an int it could change")
 
     def _aliases(self) -> set[str]:
         """The two index names and plain copies of them (`token_list = token_idx`)."""
@@ -338,7 +334,7 @@ class _Rewrite:
             if not (isinstance(node, ast.Name) and node.id in indices and isinstance(node.ctx, ast.Load)):
                 continue
             if not self._inside_loop(node):
-                raise _decline("moe-index-use", f"`{node.id}` is used after the loop, where it would hold every token")
+                raise DeclineError("moe-index-use", f"`{node.id}` is used after the loop, where it would hold every token")
             parent = self.ctx.parent(node)
             if isinstance(parent, ast.Assign) and parent.value is node and parent in self.loop.body:
                 continue  # an alias
@@ -360,16 +356,16 @@ class _Rewrite:
                 and self.ctx.parent(call) in self.loop.body
             ):
                 if accumulation is not None:
-                    raise _decline("moe-index-use", "the tokens are accumulated more than once")
+                    raise DeclineError("moe-index-use", "the tokens are accumulated more than once")
                 accumulation = call
                 continue
             if self._empty_skip(node) is not None:
                 continue
-            raise _decline("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent)[:40]}`): with every token it would change")
+            raise DeclineError("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent)[:40]}`): with every token it would change")
         if accumulation is None:
-            raise _decline("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
+            raise DeclineError("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
         if self.token not in _names(accumulation.args[1]) and not (_names(accumulation.args[1]) & indices):
-            raise _decline("moe-index-use", "the accumulation does not index by the gathered tokens")
+            raise DeclineError("moe-index-use", "the accumulation does not index by the gathered tokens")
         return accumulation
 
     def _empty_skip(self, node: ast.Name) -> ast.If | None:
@@ -428,7 +424,7 @@ class _SparseRewrite(_Rewrite):
     def fix(self, finding: Finding) -> Fix:
         flag = module_flag_value(self.ctx, SHAPE_FLAG)
         if flag is False:
-            raise _decline("flag-already-set", f"this module sets `torch._dynamo.config.{SHAPE_FLAG}` to something other than True")
+            raise DeclineError("flag-already-set", f"this module sets `torch._dynamo.config.{SHAPE_FLAG}` to something other than True")
         self._check_mask()
         self._check_loop_iterable()
         self._check_body_adds_nothing_when_empty()
@@ -455,17 +451,17 @@ class _SparseRewrite(_Rewrite):
             if self._is_accumulation(statement, indices):
                 accumulations += 1
                 continue
-            raise _decline(
+            raise DeclineError(
                 "moe-body-effect",
                 f"the loop does more than gather, compute and `index_add_` (`{self.ctx.code(statement).splitlines()[0][:50]}`): "
                 "run for an expert without tokens it could change something",
             )
         if accumulations == 0:
-            raise _decline("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
+            raise DeclineError("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
         end = self.loop.end_lineno or self.loop.lineno
         for node in ast.walk(self.function):
             if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load) and node.lineno > end:
-                raise _decline("moe-name-after-loop", f"`{node.id}` is read after the loop, where it would hold the last expert's value, not the last expert hit's")
+                raise DeclineError("moe-name-after-loop", f"`{node.id}` is read after the loop, where it would hold the last expert's value, not the last expert hit's")
 
     def _is_expert_skip(self, statement: ast.If, loop_values: set[str]) -> bool:
         """`if <test of the expert, without calls>: continue`, the test reading no value the loop computes."""
@@ -523,10 +519,10 @@ class MaskedExpertUpdateFixer:
         node = ctx.node_for(finding)
         function = ctx.function_of(node) if node is not None else None
         if node is None or function is None:
-            raise _decline("no-node", "could not find the code in the source")
+            raise DeclineError("no-node", "could not find the code in the source")
         loop = self._loop(ctx, function, node)
         if loop is None:
-            raise _decline("moe-no-dispatch", "not part of a masked expert update loop (`out[mask[..., e]] = expert(x[mask[..., e]])`)")
+            raise DeclineError("moe-no-dispatch", "not part of a masked expert update loop (`out[mask[..., e]] = expert(x[mask[..., e]])`)")
         update = loop.body[0]
         assert isinstance(update, ast.Assign) and isinstance(update.targets[0], ast.Subscript) and isinstance(update.value, ast.Call)
         out, mask, call = update.targets[0].value, update.targets[0].slice, update.value
@@ -571,12 +567,12 @@ class MaskedExpertUpdateFixer:
     def _expert_position(self, ctx: FixContext, mask: ast.expr, expert: str) -> tuple[int, str]:
         """`router[:, :, e]` -> (2, "router"): the mask of expert e is a slice of a bool tensor."""
         if not (isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Name) and isinstance(mask.slice, ast.Tuple)):
-            raise _decline("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+            raise DeclineError("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
         parts = mask.slice.elts
         positions = [i for i, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == expert]
         others_full = all(isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for i, p in enumerate(parts) if i not in positions)
         if len(positions) != 1 or not others_full:
-            raise _decline("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+            raise DeclineError("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
         return positions[0], mask.value.id
 
     def _check_fresh(self, ctx: FixContext, function: ast.AST, out: str, loop: ast.For) -> None:
@@ -591,26 +587,26 @@ class MaskedExpertUpdateFixer:
             for n in ast.walk(function)
         )
         if not fresh or aliased or len(before) != 1:
-            raise _decline("moe-output-shared", f"`{out}` is not a fresh tensor made once before the loop: writing into it may be seen through another name")
+            raise DeclineError("moe-output-shared", f"`{out}` is not a fresh tensor made once before the loop: writing into it may be seen through another name")
 
     def _replace_iterable(self, ctx: FixContext, function: ast.AST, loop: ast.For, router: str, position: int, edits: _Edits) -> None:
         iterable = loop.iter
         if isinstance(iterable, ast.Call) and ctx.qualname(iterable.func) == "builtins.range":
             return
         if not isinstance(iterable, ast.Name):
-            raise _decline("moe-loop-iterable", f"the loop runs over `{ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+            raise DeclineError("moe-loop-iterable", f"the loop runs over `{ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
         stores = _assignments(function, iterable.id)
         before = [s for s in stores if s.lineno < loop.lineno]
         if not before or len(stores) != len(before):
-            raise _decline("moe-loop-iterable", f"cannot tell that `{iterable.id}` lists the experts hit")
+            raise DeclineError("moe-loop-iterable", f"cannot tell that `{iterable.id}` lists the experts hit")
         hit = before[-1]
         code = ctx.code(hit.value).rstrip()
         sources = set().union(*(_names(s.value) for s in before))
         if "nonzero" not in code or not code.endswith(".tolist()") or router not in sources:
-            raise _decline("moe-loop-iterable", f"`{iterable.id}` is not the `.nonzero(...).tolist()` experts of `{router}`")
+            raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is not the `.nonzero(...).tolist()` experts of `{router}`")
         uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load)]
         if len(uses) != 1 + sum(iterable.id in _names(s.value) for s in before):
-            raise _decline("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
+            raise DeclineError("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
         for statement in before:
             edits.replace_statement(statement, None)
         edits.replace(iterable, cst.parse_expression(f"range({router}.shape[{position}])"), cst.Name)

@@ -28,10 +28,6 @@ from ..signatures import FLOATS, Signatures, floating_names
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 class ScalarFixer:
     codes = frozenset({"GM201", "GM203"})
     safety = Safety.SAFE
@@ -40,10 +36,10 @@ class ScalarFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         call = ctx.node_for(finding, (ast.Call,))
         if not isinstance(call, ast.Call):
-            raise _decline("no-node", "could not find the conversion in the source")
+            raise DeclineError("no-node", "could not find the conversion in the source")
         function = ctx.function_of(call)
         if function is None:
-            raise _decline("not-in-function", "the conversion is not inside a function")
+            raise DeclineError("not-in-function", "the conversion is not inside a function")
         tensor, conversion = self._operand(ctx, call)
         statement = ctx.statement_of(call)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
@@ -55,7 +51,7 @@ class ScalarFixer:
         elif isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
         else:
-            raise _decline("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
+            raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         target = ctx.cst_node(function, call, cst.Call)
         edits = [ctx.rewrite(function, {target: cst.parse_expression(replacement)})]
         if replacement.endswith(".trunc()"):
@@ -69,7 +65,7 @@ class ScalarFixer:
         name = ctx.qualname(call.func)
         if name in ("builtins.float", "builtins.int", "builtins.bool") and len(call.args) == 1 and not call.keywords:
             return call.args[0], name.split(".")[1]
-        raise _decline("conversion", "only .item(), float(), int() and bool() of a tensor are rewritten")
+        raise DeclineError("conversion", "only .item(), float(), int() and bool() of a tensor are rewritten")
 
     def _replacement(self, ctx: FixContext, tensor: ast.expr, conversion: str, signatures: Signatures) -> str:
         text = ctx.atom(tensor)
@@ -83,7 +79,7 @@ class ScalarFixer:
                 return f"{text}.trunc()"
             if integral:
                 return text
-            raise _decline("dtype-unknown", f"cannot tell whether `{ctx.code(tensor)[:30]}` is floating (int() truncates it) or integral")
+            raise DeclineError("dtype-unknown", f"cannot tell whether `{ctx.code(tensor)[:30]}` is floating (int() truncates it) or integral")
         return text  # item() and float(): the same value, as a 0-d tensor
 
     def _check_use(self, ctx: FixContext, signatures: Signatures, operation: ast.BinOp, operand: ast.expr, value_dtype: tuple) -> None:
@@ -95,21 +91,21 @@ class ScalarFixer:
         way) or provably of `other`'s dtype (`s = h.abs().max().item(); h / s`)."""
         other = operation.right if operation.left is operand else operation.left
         if ctx.kind(other) not in TENSOR_KINDS:
-            raise _decline("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is not a tensor")
+            raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is not a tensor")
         other_dtype = signatures._norm(signatures.of(other).dtype)
         if not signatures.is_floating(other_dtype):
-            raise _decline(
+            raise DeclineError(
                 "dtype-unknown",
                 f"cannot prove `{ctx.code(other)[:30]}` is floating point; with an integer tensor the result dtype could change",
             )
         integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS
         if not integral and value_dtype != other_dtype:
-            raise _decline(
+            raise DeclineError(
                 "dtype-mismatch",
                 f"the value's dtype may differ from that of `{ctx.code(other)[:30]}`: as a 0-d tensor it could promote the result",
             )
         if ctx.kind(operation) not in TENSOR_KINDS:
-            raise _decline("used-as-number", "the arithmetic result is not a tensor")
+            raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
 
     def _check_variable(
         self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str, value_dtype: tuple
@@ -122,13 +118,13 @@ class ScalarFixer:
         ]
         stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
         if len(stores) != 1:
-            raise _decline("reassigned", f"`{name}` is assigned more than once in the function")
+            raise DeclineError("reassigned", f"`{name}` is assigned more than once in the function")
         if not uses:
-            raise _decline("unused", f"`{name}` is never used")
+            raise DeclineError("unused", f"`{name}` is never used")
         for use in uses:
             parent = ctx.parent(use)
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
                 context = ctx.code(parent)[:40] if parent is not None else name
-                raise _decline("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
+                raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
             self._check_use(ctx, signatures, parent, use, value_dtype)

@@ -27,24 +27,20 @@ from ..flag_consumers import breaking_use
 from ..model import DeclineError, Fix, Safety
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 def _call_statement(ctx: FixContext, finding: Finding) -> tuple[ast.Call, ast.Expr, ast.FunctionDef]:
     call = ctx.node_for(finding, (ast.Call,))
     if not isinstance(call, ast.Call):
-        raise _decline("no-node", "could not find the call in the source")
+        raise DeclineError("no-node", "could not find the call in the source")
     statement = ctx.parent(call)
     if not (isinstance(statement, ast.Expr) and statement.value is call):
-        raise _decline("not-a-statement", "the call's result is used, so it cannot be skipped")
+        raise DeclineError("not-a-statement", "the call's result is used, so it cannot be skipped")
     function = ctx.function_of(call)
     if function is None:
-        raise _decline("not-in-function", "the call is not inside a function")
+        raise DeclineError("not-in-function", "the call is not inside a function")
     parent = ctx.parent(statement)
     siblings = [s for f in ("body", "orelse", "finalbody") for s in (getattr(parent, f, None) or [])]
     if any(s is not statement and s.lineno == statement.lineno for s in siblings):
-        raise _decline("shared-line", "the call shares its line with other statements")
+        raise DeclineError("shared-line", "the call shares its line with other statements")
     return call, statement, function  # type: ignore[return-value]
 
 
@@ -70,7 +66,7 @@ class EagerOnlyFixer:
             return self._fix(ctx, finding, edits, title)
         target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         if len(target.body) != 1:
-            raise _decline("shared-line", "the call shares its line with other statements")
+            raise DeclineError("shared-line", "the call shares its line with other statements")
         guarded = cst.parse_statement(f"if {guard}:\n    {ctx.code(call)}\n")
         guarded = guarded.with_changes(
             leading_lines=target.leading_lines,
@@ -97,16 +93,16 @@ class EagerCheckFixer:
         node = ctx.node_for(finding, (ast.expr,))
         statement = next((a for a in ctx.ancestors(node) if isinstance(a, (ast.If, ast.stmt))), None) if node is not None else None
         if not isinstance(statement, ast.If) or not ctx.contains(statement.test, node):
-            raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
+            raise DeclineError("not-an-if", "the tensor condition is not the test of an `if` statement")
         test = statement.test  # all of it is guarded: `P and T` keeps P's short-circuit
         if statement.orelse:
-            raise _decline("check-has-else", "the `if` has an else or elif branch: skipping the test would change which runs")
+            raise DeclineError("check-has-else", "the `if` has an else or elif branch: skipping the test would change which runs")
         for inner in statement.body:
             if not _diagnostic(ctx, inner):
-                raise _decline("check-does-more", f"the branch does more than raise, warn, log or print (`{ctx.code(inner)[:40]}`)")
+                raise DeclineError("check-does-more", f"the branch does more than raise, warn, log or print (`{ctx.code(inner)[:40]}`)")
         function = ctx.function_of(statement)
         if function is None:
-            raise _decline("not-in-function", "the check is not inside a function")
+            raise DeclineError("not-in-function", "the check is not inside a function")
         torch = ctx.torch_name()
         guard = f"not {torch}.compiler.is_compiling()"
         text = ctx.code(test)
@@ -141,7 +137,7 @@ class RemoveGraphBreakFixer:
         call, statement, function = _call_statement(ctx, finding)
         target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         if len(target.body) != 1:
-            raise _decline("shared-line", "the call shares its line with other statements")
+            raise DeclineError("shared-line", "the call shares its line with other statements")
         parent = ctx.parent(statement)
         block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
         replacement: cst.CSTNode | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
@@ -180,9 +176,9 @@ class ConfigFlagFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         flag = _FLAG_FOR[finding.code]
         if module_flag_value(ctx, flag) is not None:
-            raise _decline("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
+            raise DeclineError("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
         if finding.code == "GM518" and "calls an `nn.LSTM`" in finding.message:  # the rule names the module class
-            raise _decline(
+            raise DeclineError(
                 "flag-breaks-inductor",
                 "with allow_rnn, inductor on CPU fails to compile an nn.LSTM that needs gradients on torch 2.13 "
                 "(`expected Tensor() for op: aten.mkldnn_rnn_layer`): the fix would turn a break into a crash in training",
@@ -191,7 +187,7 @@ class ConfigFlagFixer:
             node = ctx.node_for(finding, (ast.Subscript,))
             parts = node.slice.elts if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple) else [getattr(node, "slice", None)]
             if not any(isinstance(p, ast.Slice) for p in parts):
-                raise _decline(
+                raise DeclineError(
                     "flag-makes-error",
                     "with capture_scalar_outputs a tensor used as a list or integer index is a compile error instead of a break",
                 )
@@ -212,7 +208,7 @@ def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
         node = ctx.node_for(other)
         use = breaking_use(ctx, node, flag) if node is not None else None
         if use is not None:
-            raise _decline(
+            raise DeclineError(
                 "flag-moves-break",
                 f"with `{flag}` the value of line {other.span.start_line} is traced, but line {use.line} tests it in Python "
                 f"(`{use.code}`): dynamo would break there instead",

@@ -71,10 +71,6 @@ ONE_VALUE_TITLE = (
 COND_TITLE = "Select with torch.cond instead of branching on a tensor (only the chosen branch runs)"
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 class WhereFixer:
     codes = frozenset({"GM101", "GM102", "GM201", "GM203"})  # GM20x: `if t.item() > 0:`
     safety = Safety.SAFE
@@ -83,15 +79,15 @@ class WhereFixer:
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.expr,))
         if node is None:
-            raise _decline("no-node", "could not find the condition in the source")
+            raise DeclineError("no-node", "could not find the condition in the source")
         function = ctx.function_of(node)
         if function is None:
-            raise _decline("not-in-function", "the branch is not inside a function")
+            raise DeclineError("not-in-function", "the branch is not inside a function")
         if finding.code == "GM102" or finding.code in ("GM201", "GM203") and _in_ternary_test(ctx, node):
             return self._ternary(finding, ctx, function, node)
         statement = _enclosing_if(ctx, node)
         if statement is None:
-            raise _decline("not-an-if", "the tensor condition is not the test of an `if` statement")
+            raise DeclineError("not-an-if", "the tensor condition is not the test of an `if` statement")
         def plan_once() -> Fix | DeclineError:
             try:
                 return _IfRewrite(finding, ctx, function, statement).build()
@@ -107,7 +103,7 @@ class WhereFixer:
     def _ternary(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef, node: ast.expr) -> Fix:
         ifexp = next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, ast.IfExp) and ctx.contains(a.test, node)), None)
         if ifexp is None:
-            raise _decline("not-an-if", "the tensor condition is not the test of a conditional expression")
+            raise DeclineError("not-an-if", "the tensor condition is not the test of a conditional expression")
         torch = ctx.torch_name()
         signatures = Signatures(ctx, floating_names(ctx, function, ctx.statement_of(ifexp)), at=ctx.statement_of(ifexp))
         condition = _condition_text(ctx, ifexp.test, torch, signatures)
@@ -204,7 +200,7 @@ def _require_tensor(ctx: FixContext, node: ast.expr, role: str) -> None:
     kind = ctx.kind(node)
     if kind not in TENSOR_KINDS:
         what = "a Python value" if kind.name in ("PY", "NONE", "PY_SEQ") else "not known to be a tensor"
-        raise _decline("not-tensor", f"{role} (`{ctx.code(node)[:40]}`) is {what}; torch.where would turn it into a tensor")
+        raise DeclineError("not-tensor", f"{role} (`{ctx.code(node)[:40]}`) is {what}; torch.where would turn it into a tensor")
 
 
 def _describe(ctx: FixContext, node: ast.expr) -> str:
@@ -233,7 +229,7 @@ def _check_not_a_nan_guard(ctx: FixContext, tests: list[ast.expr], values: list[
         return
     for value in values:
         if not guarded & _differentiable_names(value):
-            raise _decline(
+            raise DeclineError(
                 "nan-guard",
                 f"{role} include `{ctx.code(value)[:30]}`, which drops the value tested for NaN/infinity: computing both sides "
                 "would send NaN gradients into it (the original sends none)",
@@ -313,12 +309,12 @@ def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast
     first = sigs[0]
     for value, sig in zip(values[1:], sigs[1:]):
         if signatures.known_different(first, sig):
-            raise _decline(
+            raise DeclineError(
                 "dtype-shape",
                 f"{role} have different dtypes (`{_describe(ctx, values[0])}` vs `{_describe(ctx, value)}`); torch.where would promote them",
             )
         if not signatures.equal(first, sig):
-            raise _decline(
+            raise DeclineError(
                 "dtype-shape-unproven",
                 f"cannot prove {role} have the same dtype and shape (`{_describe(ctx, values[0])}` vs "
                 f"`{_describe(ctx, value)}`); torch.where would promote or broadcast them",
@@ -343,11 +339,11 @@ def _condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sig
         compared = _number_comparison_text(ctx, test, signatures)
         if compared is not None:
             return compared
-        raise _decline("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
+        raise DeclineError("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
     signature = signatures.of(test) if signatures is not None and kind not in SCALAR_KINDS else None
     single = signature is not None and signature.shape == SINGLE_SHAPE  # one element, as (1,): made 0-d
     if kind not in SCALAR_KINDS and (signature is None or signature.shape != SCALAR_SHAPE) and not single:
-        raise _decline(
+        raise DeclineError(
             "condition-not-scalar",
             f"the condition `{ctx.code(test)[:40]}` is not known to be a single value (a reduction such as .any() or .sum())",
         )
@@ -556,7 +552,7 @@ class _IfRewrite:
                 between, follower = self._fallthrough()
                 if between:
                     if prefix is not None or len(self.tests) > 1:
-                        raise _decline("code-after-return", "code runs between the early return and the final return, under an elif or a Python-level condition")
+                        raise DeclineError("code-after-return", "code runs between the early return and the final return, under an elif or a Python-level condition")
                     return self._render(self._early_return_code(branches[0], between, follower), [*between, follower])
                 branches.append(_Branch(None, [follower]))
                 if prefix is None:
@@ -569,7 +565,7 @@ class _IfRewrite:
         else:
             code = self._assignment_code(branches)
         if self.type_checks and self.condition_name is not None:
-            raise self.condition_error or _decline("condition-not-scalar", "the condition is not known to be one value")
+            raise self.condition_error or DeclineError("condition-not-scalar", "the condition is not known to be one value")
         if self.type_checks:
             code = self._behind_check(" and ".join(dict.fromkeys(self.type_checks)), self.checked_values, code, branches)
         elif self.condition_name is not None:
@@ -595,9 +591,9 @@ class _IfRewrite:
         if split == 0:
             return None, test
         if split == len(values):
-            raise _decline("python-condition", "the condition has no tensor part")
+            raise DeclineError("python-condition", "the condition has no tensor part")
         if self.statement.orelse and len(self.statement.orelse) == 1 and isinstance(self.statement.orelse[0], ast.If):
-            raise _decline("static-prefix-elif", "an elif chain under a Python-level condition is left as is")
+            raise DeclineError("static-prefix-elif", "an elif chain under a Python-level condition is left as is")
         rest = values[split:]
         if len(rest) == 1:
             return values[:split], rest[0]
@@ -618,7 +614,7 @@ class _IfRewrite:
         if all(returns):
             return True
         if any(returns):
-            raise _decline("mixed-branches", "some branches return and others do not")
+            raise DeclineError("mixed-branches", "some branches return and others do not")
         return False
 
     def _fallthrough(self) -> tuple[list[ast.stmt], ast.Return]:
@@ -633,10 +629,10 @@ class _IfRewrite:
         following = block[index + 1 :]
         end = next((i for i, s in enumerate(following) if isinstance(s, ast.Return)), None)
         if end is None:
-            raise _decline("no-fallthrough", "no return follows the early return in the same block")
+            raise DeclineError("no-fallthrough", "no return follows the early return in the same block")
         final = following[end]
         if final.value is None:  # type: ignore[attr-defined]
-            raise _decline("bare-return", "a branch returns None")
+            raise DeclineError("bare-return", "a branch returns None")
         return following[:end], final  # type: ignore[return-value]
 
     def _early_return_code(self, branch: _Branch, between: list[ast.stmt], final: ast.Return) -> str:
@@ -646,13 +642,13 @@ class _IfRewrite:
         early = branch.body[0].value  # type: ignore[attr-defined]
         late = final.value
         if early is None or late is None:
-            raise _decline("bare-return", "a branch returns None")
+            raise DeclineError("bare-return", "a branch returns None")
         if isinstance(early, ast.Tuple) or isinstance(late, ast.Tuple):
-            raise _decline("code-after-return", "code runs between an early return of a tuple and the final return")
+            raise DeclineError("code-after-return", "code runs between an early return of a tuple and the final return")
         rebound: set[str] = set()
         for stmt in between:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                raise _decline("code-after-return", f"the code between the early return and the final return does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                raise DeclineError("code-after-return", f"the code between the early return and the final return does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
             check_pure(ctx, stmt.value, f"`{stmt.targets[0].id} = ...` (now computed when returning early too)")
             rebound.add(stmt.targets[0].id)
         for value, role in ((early, "the early return's value"), (late, "the final return's value")):
@@ -677,16 +673,16 @@ class _IfRewrite:
     def _return_code(self, branches: list[_Branch]) -> str:
         values = [b.body[0].value for b in branches]  # type: ignore[attr-defined]
         if any(v is None for v in values):
-            raise _decline("bare-return", "a branch returns None")
+            raise DeclineError("bare-return", "a branch returns None")
         if all(isinstance(v, ast.Tuple) for v in values):
             arity = {len(v.elts) for v in values}  # type: ignore[union-attr]
             if len(arity) != 1:
-                raise _decline("tuple-arity", "the branches return tuples of different lengths")
+                raise DeclineError("tuple-arity", "the branches return tuples of different lengths")
             columns = list(zip(*(v.elts for v in values)))  # type: ignore[union-attr]
             parts = [self._select(list(column), f"element {i + 1} of the returned tuple") for i, column in enumerate(columns)]
             return "return " + ", ".join(parts) + "\n"
         if any(isinstance(v, ast.Tuple) for v in values):
-            raise _decline("tuple-arity", "some branches return tuples and others do not")
+            raise DeclineError("tuple-arity", "some branches return tuples and others do not")
         return f"return {self._select(values, 'the returned values')}\n"
 
     # -- assignments --------------------------------------------------------------------------
@@ -700,7 +696,7 @@ class _IfRewrite:
             statements = [s for s in branch.body if not isinstance(s, ast.Pass)]
             for index, stmt in enumerate(statements):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                    raise _decline("statement", f"a branch does more than assign a name (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                    raise DeclineError("statement", f"a branch does more than assign a name (`{ctx.code(stmt).splitlines()[0][:40]}`)")
                 name = stmt.targets[0].id
                 later = statements[index + 1 :]
                 if _assigns(later, name) or _reads(later, name):
@@ -732,15 +728,15 @@ class _IfRewrite:
         for name in merged:
             change = changed_in_place_after(ctx, self.function, self.statement, name)
             if change is not None:
-                raise _decline(
+                raise DeclineError(
                     "in-place",
                     f"`{name}` is changed in place after the `if` (`{ctx.code(change).splitlines()[0][:40]}`): "
                     "torch.where makes a new tensor where the original may have kept the old one",
                 )
             if any(name not in b.values for b in branches) and not defined_before(ctx, self.statement, name):
-                raise _decline("undefined-on-a-path", f"`{name}` is assigned on some paths only and is not defined before the `if`")
+                raise DeclineError("undefined-on-a-path", f"`{name}` is assigned on some paths only and is not defined before the `if`")
         if not merged:
-            raise _decline("nothing-to-select", "the branches assign nothing that is used afterwards")
+            raise DeclineError("nothing-to-select", "the branches assign nothing that is used afterwards")
         selections = [self._select([b.values.get(name) for b in branches], f"the values of `{name}`", name, branches) for name in merged]
         if self.unproven is not None and lines:
             raise self.unproven  # values computed ahead in temporaries: the original `if` could not follow them
@@ -758,7 +754,7 @@ class _IfRewrite:
         renames = branches[position].value_renames.get(name, branches[position].renames) if name else branches[position].renames
         if len(conditions) > 1:
             if _restricted_calls(self.ctx, value):
-                raise _decline("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
+                raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
             return _mask_restricted(self.ctx, value, self.torch, None, True, renames)
         return _mask_restricted(self.ctx, value, self.torch, conditions[0], position == 0, renames)
 
@@ -786,9 +782,9 @@ class _IfRewrite:
             if number == owner:
                 continue
             if any(isinstance(n, ast.Name) and n.id == name for s in other.body for n in ast.walk(s)):
-                raise _decline("temporary-clash", f"`{name}` is assigned in one branch and used in another")
+                raise DeclineError("temporary-clash", f"`{name}` is assigned in one branch and used in another")
             if other.test is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(other.test)):
-                raise _decline("temporary-clash", f"`{name}` is assigned in one branch and read by a condition")
+                raise DeclineError("temporary-clash", f"`{name}` is assigned in one branch and read by a condition")
 
     # -- selection ------------------------------------------------------------------------------
     def _select(self, values: list[ast.expr | None], role: str, default_name: str | None = None, branches: list[_Branch] | None = None) -> str:
@@ -816,7 +812,7 @@ class _IfRewrite:
                 raise  # temporaries carried across statements, or torch.cond: not checked while tracing
             for value in concrete:
                 if not _cannot_raise_on_shapes(ctx, value):
-                    raise _decline(
+                    raise DeclineError(
                         "dtype-shape-unproven",
                         f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
                         "(its operands' shapes are not known to fit)",
@@ -837,14 +833,14 @@ class _IfRewrite:
         for position, value in enumerate(values):
             if value is None:
                 if default_name is None:
-                    raise _decline("dtype-shape", "a branch has no value to compare")
+                    raise DeclineError("dtype-shape", "a branch has no value to compare")
                 names.append(default_name)
                 continue
             if len(conditions) == 1:
                 text = _mask_restricted(ctx, value, torch, conditions[0], position == 0)
             else:
                 if _restricted_calls(ctx, value):
-                    raise _decline("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
+                    raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
                 text = _mask_restricted(ctx, value, torch, None, True)
             if isinstance(value, ast.Name) and text == value.id:
                 names.append(text)  # already a name: nothing to hold
@@ -942,7 +938,7 @@ class _IfRewrite:
                 result = cond_call(self.torch, condition, text, result)
             return result
         if len(conditions) > 1 and any(_restricted_calls(ctx, v) for p, v in enumerate(values) if v is not None and held(p) is None):
-            raise _decline("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
+            raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
         texts = []
         for position, value in enumerate(values):
             if held(position) is not None:
@@ -1004,7 +1000,7 @@ def _check_parses(code: str) -> None:
     try:
         ast.parse(code)
     except SyntaxError as exc:  # a bug in the fixer: never write code that does not parse
-        raise _decline("generated-code", f"the generated code does not parse ({exc.msg})") from exc
+        raise DeclineError("generated-code", f"the generated code does not parse ({exc.msg})") from exc
 
 
 def _flush_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:

@@ -31,10 +31,6 @@ from ..signatures import Signatures, floating_names
 from .where import _check_condition_pure, _condition_text, _flush_blank_lines
 
 
-def _decline(key: str, reason: str) -> DeclineError:
-    return DeclineError(key, reason)
-
-
 def fresh_name(function: ast.AST, base: str) -> str:
     """A name the function does not use anywhere."""
     used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
@@ -59,23 +55,23 @@ class WhileLoopFixer:
         node = ctx.node_for(finding, (ast.expr,))
         loop = next((a for a in ctx.ancestors(node) if isinstance(a, ast.While)), None) if node is not None else None
         if loop is None or not ctx.contains(loop.test, node):
-            raise _decline("not-a-while", "the tensor condition is not the test of a `while` loop")
+            raise DeclineError("not-a-while", "the tensor condition is not the test of a `while` loop")
         function = ctx.function_of(loop)
         assert function is not None
         if loop.orelse:
-            raise _decline("loop-else", "the loop has an `else` block")
+            raise DeclineError("loop-else", "the loop has an `else` block")
         carried: list[str] = []
         for stmt in loop.body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                raise _decline("loop-statement", f"the loop body does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                raise DeclineError("loop-statement", f"the loop body does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
             check_pure(ctx, stmt.value, f"the loop body (`{stmt.targets[0].id} = ...`)")
             if ctx.kind(stmt.value) not in TENSOR_KINDS:
-                raise _decline("not-tensor", f"the loop-carried `{stmt.targets[0].id}` is not known to be a tensor")
+                raise DeclineError("not-tensor", f"the loop-carried `{stmt.targets[0].id}` is not known to be a tensor")
             if stmt.targets[0].id not in carried:
                 carried.append(stmt.targets[0].id)
         for name in carried:
             if not defined_before(ctx, loop, name):
-                raise _decline("undefined-on-a-path", f"the loop-carried `{name}` is not defined before the loop")
+                raise DeclineError("undefined-on-a-path", f"the loop-carried `{name}` is not defined before the loop")
         torch = ctx.torch_name()
         condition = _condition_text(ctx, loop.test, torch)
         _check_condition_pure(ctx, loop.test, "the loop condition")
@@ -114,7 +110,7 @@ class WhileLoopFixer:
             start = inside.of(ast.Name(id=name, ctx=ast.Load()))
             end = inside.of(stmt.value)  # type: ignore[attr-defined]
             if not inside.equal(start, end):
-                raise _decline(
+                raise DeclineError(
                     "dtype-shape",
                     f"cannot prove the loop keeps the dtype and shape of `{name}` (`{ctx.code(stmt.value)[:30]}`); "  # type: ignore[attr-defined]
                     "torch.while_loop requires it",
