@@ -46,7 +46,7 @@ from ..context import FixContext
 from ..flow import _parameters, changed_in_place_after, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from .where import _tensor_logic
+from .conditions import tensor_logic
 
 # Methods whose result is all ones wherever their receiver is (views, layout changes, casts).
 ALL_ONES_PRESERVING = frozenset(
@@ -106,7 +106,7 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
         )
     prefix = operands[:-1]
     for operand in prefix:
-        if _tensor_logic(ctx, operand):
+        if tensor_logic(ctx, operand):
             raise DeclineError("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the all-ones test is dropped")
     return prefix, mask
 

@@ -52,7 +52,7 @@ from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ...analysis.symbols import SHAPE_FLAG
 from .unsafe import flag_edit, module_flag_value
-from .while_loop import fresh_name
+from .generated import fresh_name
 
 TITLE = (
     "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "

@@ -25,14 +25,16 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
-from ...findings import Finding, Span
+from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
+from ...findings import Finding
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from ..signatures import SCALAR_SHAPE, SINGLE_SHAPE, Signatures, floating_names
+from ..signatures import Signatures, floating_names
+from .conditions import char_offset, check_condition_pure, condition_text, tensor_logic
+from .generated import flush_blank_lines
 
 # Functions undefined (or with an infinite derivative) somewhere, and a value inside their domain
 # with a finite derivative, used to mask the argument on the path not taken.
@@ -106,7 +108,7 @@ class WhereFixer:
             raise DeclineError("not-an-if", "the tensor condition is not the test of a conditional expression")
         torch = ctx.torch_name()
         signatures = Signatures(ctx, floating_names(ctx, function, ctx.statement_of(ifexp)), at=ctx.statement_of(ifexp))
-        condition = _condition_text(ctx, ifexp.test, torch, signatures)
+        condition = condition_text(ctx, ifexp.test, torch, signatures)
         for value, role in ((ifexp.body, "the value when true"), (ifexp.orelse, "the value when false")):
             _require_tensor(ctx, value, role)
             check_pure(ctx, value, role)
@@ -321,102 +323,6 @@ def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast
             )
 
 
-def _condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Signatures | None = None) -> str:
-    """The tensor condition as a 0-d boolean tensor expression. It must be one value: `if t` on a
-    tensor of several values raises, where `where` would broadcast. The analysis's kinds say so for
-    reductions; the signatures also follow names (`loss = F.mse_loss(...)`; `torch.isnan(loss)`)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return f"{torch}.logical_not({_condition_text(ctx, test.operand, torch, signatures)})"
-    if isinstance(test, ast.BoolOp):
-        function = "logical_and" if isinstance(test.op, ast.And) else "logical_or"
-        parts = [_condition_text(ctx, value, torch, signatures) for value in test.values]
-        result = parts[0]
-        for part in parts[1:]:
-            result = f"{torch}.{function}({result}, {part})"
-        return result
-    kind = ctx.kind(test)
-    if kind not in TENSOR_KINDS:
-        compared = _number_comparison_text(ctx, test, signatures)
-        if compared is not None:
-            return compared
-        raise DeclineError("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
-    signature = signatures.of(test) if signatures is not None and kind not in SCALAR_KINDS else None
-    single = signature is not None and signature.shape == SINGLE_SHAPE  # one element, as (1,): made 0-d
-    if kind not in SCALAR_KINDS and (signature is None or signature.shape != SCALAR_SHAPE) and not single:
-        raise DeclineError(
-            "condition-not-scalar",
-            f"the condition `{ctx.code(test)[:40]}` is not known to be a single value (a reduction such as .any() or .sum())",
-        )
-    boolean = kind in BOOL_KINDS or (signature is not None and signature.dtype == ("const", "bool"))
-    text = ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
-    return f"({text}).reshape(())" if single else text
-
-
-_EXACT_INT = 2**24  # integers a float32 (or any wider) tensor compares exactly
-
-
-def _number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatures | None) -> str | None:
-    """`t.item() > 0` / `float(t) <= 1` -> `t > 0` / `t <= 1`, for a 0-d tensor `t`.
-
-    The same truth value for every `t`, NaN included: Python compares the number exactly, torch
-    compares in `t`'s dtype, so the other operands must be integers that any dtype holds exactly
-    (a float literal such as 0.1 is rounded to float32 by torch but not by Python)."""
-    if not isinstance(test, ast.Compare) or not all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)) for op in test.ops):
-        return None
-    replacements: list[tuple[ast.expr, ast.expr]] = []
-    float_literal = False
-    for operand in [test.left, *test.comparators]:
-        tensor = _converted_scalar(ctx, operand, signatures)
-        if tensor is not None:
-            replacements.append((operand, tensor))
-        elif _float_literal(operand):
-            float_literal = True
-        elif not _small_int(operand):
-            return None
-    if len(replacements) != 1:
-        return None  # two converted values would promote each other's dtypes
-    (operand, tensor), = replacements
-    rendered = ctx.atom(tensor)
-    if float_literal:
-        # compare in float64, as Python does: exact for a floating `t` (float16/32/64 values are
-        # all float64 values); an integer `t` could exceed float64's exact range
-        if signatures is None or not signatures.is_floating(signatures._norm(signatures.of(tensor).dtype)):
-            return None
-        rendered = f"{rendered}.double()"
-    text, base = ctx.code(test), ctx.span(test)
-    start, end = _offset(ctx, base, ctx.span(operand)), _offset(ctx, base, ctx.span(operand), end=True)
-    return text[:start] + rendered + text[end:]
-
-
-def _float_literal(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) is float
-
-
-def _converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | None) -> ast.expr | None:
-    """`t` of `t.item()`, `float(t)` or `bool(t)` when `t` is one value (0-d)."""
-    if not isinstance(node, ast.Call):
-        return None
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
-        tensor = node.func.value
-    elif ctx.qualname(node.func) in ("builtins.float", "builtins.bool") and len(node.args) == 1 and not node.keywords:
-        tensor = node.args[0]
-    else:
-        return None
-    if ctx.kind(tensor) in SCALAR_KINDS:
-        return tensor
-    if ctx.kind(tensor) in TENSOR_KINDS and signatures is not None and signatures.of(tensor).shape == SCALAR_SHAPE:
-        return tensor
-    return None
-
-
-def _small_int(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, bool) and abs(node.value) < _EXACT_INT
-
-
 def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, str]]:
     """(argument, safe value) for each function in `value` undefined on part of its domain,
     including division by a tensor."""
@@ -469,27 +375,15 @@ def _mask_restricted(
         text = ctx.code(node)
         base = ctx.span(node)
         targets = {**safe_values, **renamed}
-        for child, _ in sorted(_outermost(node, targets), key=lambda item: _offset(ctx, base, ctx.span(item[0])), reverse=True):
+        for child, _ in sorted(_outermost(node, targets), key=lambda item: char_offset(ctx, base, ctx.span(item[0])), reverse=True):
             span = ctx.span(child)
-            start, end = _offset(ctx, base, span), _offset(ctx, base, span, end=True)
+            start, end = char_offset(ctx, base, span), char_offset(ctx, base, span, end=True)
             replacement = renamed[id(child)] if id(child) in renamed else masked(child, safe_values[id(child)])  # type: ignore[arg-type]
             text = text[:start] + replacement + text[end:]
         return text
 
     text = render(value)
     return f"({text})" if isinstance(value, (ast.Tuple, ast.GeneratorExp, ast.NamedExpr)) else text
-
-
-def _offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
-    """Where (line, column) of `span` falls in the text of the node spanning `base` (ctx.code)."""
-    line, column = (span.end_line, span.end_col) if end else (span.start_line, span.start_col)
-    if line == base.start_line:
-        return column - base.start_col
-    lines = ctx.source.lines
-    offset = len(lines[base.start_line - 1]) - base.start_col + 1
-    for number in range(base.start_line + 1, line):
-        offset += len(lines[number - 1]) + 1
-    return offset + column
 
 
 def _outermost(node: ast.AST, targets: dict[int, str]) -> list[tuple[ast.expr, str]]:
@@ -501,17 +395,6 @@ def _outermost(node: ast.AST, targets: dict[int, str]) -> list[tuple[ast.expr, s
         else:
             found.extend(_outermost(child, targets))
     return found
-
-
-def _check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:
-    """A condition rewritten with logical_and/or/not: its leaves must be safe to evaluate."""
-    if isinstance(test, ast.BoolOp):
-        for value in test.values:
-            _check_condition_pure(ctx, value, role)
-    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        _check_condition_pure(ctx, test.operand, role)
-    else:
-        check_pure(ctx, test, role)
 
 
 class _IfRewrite:
@@ -586,7 +469,7 @@ class _IfRewrite:
         split = 0
         # Keeping leading non-tensor operands in a Python `if` never changes meaning: they are
         # evaluated first and exactly as before (dynamo knows them, or breaks on them as before).
-        while split < len(values) and not _tensor_logic(self.ctx, values[split], self.signatures):
+        while split < len(values) and not tensor_logic(self.ctx, values[split], self.signatures):
             split += 1
         if split == 0:
             return None, test
@@ -795,7 +678,7 @@ class _IfRewrite:
             _require_tensor(ctx, value, role)
             check_pure(ctx, value, f"{role} (computed on every path)")
         for test in self.tests[1:]:
-            _check_condition_pure(ctx, test, "an elif condition (evaluated on every path)")
+            check_condition_pure(ctx, test, "an elif condition (evaluated on every path)")
         signature_values = list(concrete)
         if default_name is not None and len(concrete) < len(values):
             signature_values.append(ast.Name(id=default_name, ctx=ast.Load()))
@@ -886,7 +769,7 @@ class _IfRewrite:
         if self.condition_name is not None and test is self.tests[0]:
             return f"{self.condition_name}.reshape(())"
         try:
-            return _condition_text(self.ctx, test, self.torch, self.signatures)
+            return condition_text(self.ctx, test, self.torch, self.signatures)
         except DeclineError as error:
             ctx = self.ctx
             single_test = len(self.tests) == 1 and test is self.tests[0] and not early_return
@@ -965,7 +848,7 @@ class _IfRewrite:
         ctx = self.ctx
         _check_parses(code)
         target = ctx.cst_node(self.function, self.statement, cst.If)
-        new_statements = [_flush_blank_lines(stmt) for stmt in cst.parse_module(code).body]
+        new_statements = [flush_blank_lines(stmt) for stmt in cst.parse_module(code).body]
         comments = _comments(target)
         replacements: dict = {}
         for statement in removed:
@@ -986,31 +869,11 @@ class _IfRewrite:
         return _with_import(ctx, self.finding, edits, title)
 
 
-def _tensor_logic(ctx: FixContext, node: ast.expr, signatures: Signatures | None = None) -> bool:
-    """A tensor, a comparison of a tensor's value (`t.item() > 0`), or `not`/`and`/`or` over one
-    (Python asks for its truth value)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _tensor_logic(ctx, node.operand, signatures)
-    if isinstance(node, ast.BoolOp):
-        return any(_tensor_logic(ctx, value, signatures) for value in node.values)
-    return ctx.kind(node) in TENSOR_KINDS or _number_comparison_text(ctx, node, signatures) is not None
-
-
 def _check_parses(code: str) -> None:
     try:
         ast.parse(code)
     except SyntaxError as exc:  # a bug in the fixer: never write code that does not parse
         raise DeclineError("generated-code", f"the generated code does not parse ({exc.msg})") from exc
-
-
-def _flush_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:
-    """Blank lines in generated code carry no indentation (no trailing whitespace)."""
-
-    class Flush(cst.CSTTransformer):
-        def leave_EmptyLine(self, original: cst.EmptyLine, updated: cst.EmptyLine) -> cst.EmptyLine:
-            return updated.with_changes(indent=False) if updated.comment is None else updated
-
-    return statement.visit(Flush())
 
 
 def _comments(node: cst.CSTNode) -> list[cst.EmptyLine]:

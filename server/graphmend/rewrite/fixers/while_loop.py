@@ -28,19 +28,8 @@ from ..flow import defined_before
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
-from .where import _check_condition_pure, _condition_text, _flush_blank_lines
-
-
-def fresh_name(function: ast.AST, base: str) -> str:
-    """A name the function does not use anywhere."""
-    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
-    used |= {n.name for n in ast.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    used |= {a.arg for n in ast.walk(function) if isinstance(n, ast.arguments) for a in n.args + n.kwonlyargs + n.posonlyargs}
-    candidate, number = base, 1
-    while candidate in used:
-        number += 1
-        candidate = f"{base}_{number}"
-    return candidate
+from .conditions import check_condition_pure, condition_text
+from .generated import flush_blank_lines, fresh_name
 
 
 class WhileLoopFixer:
@@ -73,8 +62,8 @@ class WhileLoopFixer:
             if not defined_before(ctx, loop, name):
                 raise DeclineError("undefined-on-a-path", f"the loop-carried `{name}` is not defined before the loop")
         torch = ctx.torch_name()
-        condition = _condition_text(ctx, loop.test, torch)
-        _check_condition_pure(ctx, loop.test, "the loop condition")
+        condition = condition_text(ctx, loop.test, torch)
+        check_condition_pure(ctx, loop.test, "the loop condition")
         self._check_types_kept(ctx, function, loop, carried)
         cond_name = fresh_name(function, "loop_cond")
         body_name = fresh_name(function, "loop_body")
@@ -90,7 +79,7 @@ class WhileLoopFixer:
             + f"\n    return {returned}\n\n"
             f"{targets} = {torch}.while_loop({cond_name}, {body_name}, ({returned}))\n"
         )
-        statements = [_flush_blank_lines(stmt) for stmt in cst.parse_module(code).body]
+        statements = [flush_blank_lines(stmt) for stmt in cst.parse_module(code).body]
         target = ctx.cst_node(function, loop, cst.While)
         statements[0] = statements[0].with_changes(leading_lines=target.leading_lines)
         edits = [ctx.rewrite(function, {target: cst.FlattenSentinel(statements)})]

@@ -1,0 +1,147 @@
+"""A branch's tensor condition as code: the 0-d boolean expression a rewrite tests instead.
+
+Shared by the fixers that turn an `if` on a tensor into tensor code (where, while_loop,
+mask_check): whether a test is tensor logic, the condition's text (`t.item() > 0` compared as a
+tensor, floats in float64 as Python compares them), and whether its leaves are safe to evaluate
+on both paths.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
+from ...findings import Span
+from ..context import FixContext
+from ..model import DeclineError
+from ..purity import check_pure
+from ..signatures import SCALAR_SHAPE, SINGLE_SHAPE, Signatures
+
+_EXACT_INT = 2**24  # integers a float32 (or any wider) tensor compares exactly
+
+
+def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Signatures | None = None) -> str:
+    """The tensor condition as a 0-d boolean tensor expression. It must be one value: `if t` on a
+    tensor of several values raises, where `where` would broadcast. The analysis's kinds say so for
+    reductions; the signatures also follow names (`loss = F.mse_loss(...)`; `torch.isnan(loss)`)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return f"{torch}.logical_not({condition_text(ctx, test.operand, torch, signatures)})"
+    if isinstance(test, ast.BoolOp):
+        function = "logical_and" if isinstance(test.op, ast.And) else "logical_or"
+        parts = [condition_text(ctx, value, torch, signatures) for value in test.values]
+        result = parts[0]
+        for part in parts[1:]:
+            result = f"{torch}.{function}({result}, {part})"
+        return result
+    kind = ctx.kind(test)
+    if kind not in TENSOR_KINDS:
+        compared = number_comparison_text(ctx, test, signatures)
+        if compared is not None:
+            return compared
+        raise DeclineError("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
+    signature = signatures.of(test) if signatures is not None and kind not in SCALAR_KINDS else None
+    single = signature is not None and signature.shape == SINGLE_SHAPE  # one element, as (1,): made 0-d
+    if kind not in SCALAR_KINDS and (signature is None or signature.shape != SCALAR_SHAPE) and not single:
+        raise DeclineError(
+            "condition-not-scalar",
+            f"the condition `{ctx.code(test)[:40]}` is not known to be a single value (a reduction such as .any() or .sum())",
+        )
+    boolean = kind in BOOL_KINDS or (signature is not None and signature.dtype == ("const", "bool"))
+    text = ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
+    return f"({text}).reshape(())" if single else text
+
+
+def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatures | None) -> str | None:
+    """`t.item() > 0` / `float(t) <= 1` -> `t > 0` / `t <= 1`, for a 0-d tensor `t`.
+
+    The same truth value for every `t`, NaN included: Python compares the number exactly, torch
+    compares in `t`'s dtype, so the other operands must be integers that any dtype holds exactly
+    (a float literal such as 0.1 is rounded to float32 by torch but not by Python)."""
+    if not isinstance(test, ast.Compare) or not all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)) for op in test.ops):
+        return None
+    replacements: list[tuple[ast.expr, ast.expr]] = []
+    float_literal = False
+    for operand in [test.left, *test.comparators]:
+        tensor = converted_scalar(ctx, operand, signatures)
+        if tensor is not None:
+            replacements.append((operand, tensor))
+        elif is_float_literal(operand):
+            float_literal = True
+        elif not is_small_int(operand):
+            return None
+    if len(replacements) != 1:
+        return None  # two converted values would promote each other's dtypes
+    (operand, tensor), = replacements
+    rendered = ctx.atom(tensor)
+    if float_literal:
+        # compare in float64, as Python does: exact for a floating `t` (float16/32/64 values are
+        # all float64 values); an integer `t` could exceed float64's exact range
+        if signatures is None or not signatures.is_floating(signatures._norm(signatures.of(tensor).dtype)):
+            return None
+        rendered = f"{rendered}.double()"
+    text, base = ctx.code(test), ctx.span(test)
+    start, end = char_offset(ctx, base, ctx.span(operand)), char_offset(ctx, base, ctx.span(operand), end=True)
+    return text[:start] + rendered + text[end:]
+
+
+def is_float_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is float
+
+
+def converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | None) -> ast.expr | None:
+    """`t` of `t.item()`, `float(t)` or `bool(t)` when `t` is one value (0-d)."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
+        tensor = node.func.value
+    elif ctx.qualname(node.func) in ("builtins.float", "builtins.bool") and len(node.args) == 1 and not node.keywords:
+        tensor = node.args[0]
+    else:
+        return None
+    if ctx.kind(tensor) in SCALAR_KINDS:
+        return tensor
+    if ctx.kind(tensor) in TENSOR_KINDS and signatures is not None and signatures.of(tensor).shape == SCALAR_SHAPE:
+        return tensor
+    return None
+
+
+def is_small_int(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    """An integer literal a float32 (or wider) tensor holds exactly."""
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, bool)) and abs(node.value) < _EXACT_INT
+
+
+def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
+    """Where (line, column) of `span` falls in the text of the node spanning `base` (ctx.code)."""
+    line, column = (span.end_line, span.end_col) if end else (span.start_line, span.start_col)
+    if line == base.start_line:
+        return column - base.start_col
+    lines = ctx.source.lines
+    offset = len(lines[base.start_line - 1]) - base.start_col + 1
+    for number in range(base.start_line + 1, line):
+        offset += len(lines[number - 1]) + 1
+    return offset + column
+
+
+def check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:
+    """A condition rewritten with logical_and/or/not: its leaves must be safe to evaluate."""
+    if isinstance(test, ast.BoolOp):
+        for value in test.values:
+            check_condition_pure(ctx, value, role)
+    elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        check_condition_pure(ctx, test.operand, role)
+    else:
+        check_pure(ctx, test, role)
+
+
+def tensor_logic(ctx: FixContext, node: ast.expr, signatures: Signatures | None = None) -> bool:
+    """A tensor, a comparison of a tensor's value (`t.item() > 0`), or `not`/`and`/`or` over one
+    (Python asks for its truth value)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return tensor_logic(ctx, node.operand, signatures)
+    if isinstance(node, ast.BoolOp):
+        return any(tensor_logic(ctx, value, signatures) for value in node.values)
+    return ctx.kind(node) in TENSOR_KINDS or number_comparison_text(ctx, node, signatures) is not None
