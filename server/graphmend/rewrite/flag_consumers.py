@@ -1,19 +1,19 @@
-"""Where a capture flag would only move a break: the Python-level uses of a captured value.
+"""Whether a capture flag would remove a break: every use of the captured value must be one
+dynamo and inductor trace.
 
-`capture_scalar_outputs` traces `.item()` / `int(t)` as an unbacked symbolic number and
-`capture_dynamic_output_shape_ops` traces `nonzero`, boolean masks and `unique` with an unbacked
-size. Dynamo still cannot decide a Python test on such a number or size: `if n > 0:`,
-`while`, `range(n)`, `for row in idx:`, `if idx.numel() == 0:` break at the test instead
-(measured on torch 2.13: "generic_jump SymNodeVariable", "Could not extract specialized integer
-from data-dependent expression"). Arithmetic on the number, sizes, slices, indexing and asserts
-are traced. So the flag fix is offered only where no captured value reaches such a use; the
-decline names the use.
+`capture_scalar_outputs` traces `.item()` / `int(t)` / a tensor used as a size as an unbacked
+symbolic number, and `capture_dynamic_output_shape_ops` traces `nonzero`, boolean masks and
+`unique` with an unbacked size. What happens next depends on the uses. A Python test on such a
+number or size (`if n > 0:`, `while`, `range(n)`, `for row in idx:`, `if idx.numel() == 0:`)
+breaks there instead ("generic_jump SymNodeVariable", measured on torch 2.13); other code fails to
+compile or crashes inductor (the held-out corpus: a fake-tensor error, an inductor "wrong number
+of dimensions" assertion). So the flag is offered only where each use is in a short list of
+forms known to trace: arithmetic, tensor methods and `torch` functions, indexing a tensor, a size
+of a `torch` factory or a slice bound, `.shape`/`.size()`/`len()` of a followed tensor, an
+`assert` or `torch._check`, a `return`. Anything else (a call into user code or a module, a
+container, formatting, a Python test) is not proven, and the decline names it.
 
-Values are followed through the function by name, forward in source order: a number through
-arithmetic and `int`/`float`/`round`/`abs`/`min`/`max`, a tensor of unbacked size through
-reshaping and indexing methods, and its sizes (`.shape`, `.size()`, `.numel()`, `len()`) as
-numbers. A tensor computed from a captured number is not followed: a test on it is a tensor
-branch, reported as its own finding.
+Values are followed through the function by name, forward in source order.
 """
 
 from __future__ import annotations
@@ -21,177 +21,129 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..analysis.symbols import SCALAR_FLAG, SHAPE_FLAG
 from .context import FixContext
 
-_NUMBER_CALLS = frozenset({"int", "float", "round", "abs", "min", "max", "bool"})
-# tensor methods that keep the unbacked size in the result's shape
-_SHAPE_KEEPING = frozenset(
-    {"squeeze", "unsqueeze", "view", "reshape", "flatten", "t", "to", "long", "int", "float", "contiguous", "clone", "detach", "unbind"}
-)
+_NUMBER_CALLS = frozenset({"builtins.int", "builtins.float", "builtins.abs", "builtins.round", "builtins.min", "builtins.max", "builtins.len"})
+_SIZE_ATTRIBUTES = frozenset({"shape"})
 _SIZE_METHODS = frozenset({"size", "numel", "dim"})
+_BREAKING_METHODS = frozenset({"item", "tolist", "numpy", "cpu", "__bool__"})  # out of the graph again
 
 
 @dataclass(frozen=True)
 class BreakingUse:
-    """A Python-level use of a captured value that dynamo would still break on."""
+    """A use of a captured value that is not proven to trace."""
 
     line: int
     code: str  # the statement's first line, for the decline message
 
 
 def breaking_use(ctx: FixContext, captured: ast.AST, flag: str) -> BreakingUse | None:
-    """The first use of `captured` (a `.item()` call, a `nonzero`...) in its function that would
-    still break with `flag` set, if any."""
+    """The first use of `captured` (a `.item()` call, a `nonzero`...) in its function that is
+    not proven to trace with `flag` set, if any."""
     function = ctx.function_of(captured)
     if function is None:
         return None
-    numbers: set[str] = set()  # names holding a captured number (or an unbacked size)
-    tensors: set[str] = set()  # names holding a tensor of unbacked size
-    statement = ctx.statement_of(captured)
-    direct = _direct_use(ctx, captured, flag)
-    if direct is not None:
-        return direct
-    if statement is not None:
-        _bind(statement, captured, flag, numbers, tensors)
-    later = sorted(
-        (n for n in ast.walk(function) if isinstance(n, ast.stmt) and statement is not None and n.lineno > (statement.end_lineno or statement.lineno)),
-        key=lambda n: (n.lineno, n.col_offset),
-    )
-    for node in later:
-        use = _test_use(ctx, node, numbers, tensors)
-        if use is not None:
-            return use
-        if isinstance(node, ast.Assign):
-            value = node.value
-            if _is_number(value, numbers, tensors):
-                numbers |= _target_names(node)
-            elif _is_shaped_tensor(value, tensors):
-                tensors |= _target_names(node)
-    return None
-
-
-def _direct_use(ctx: FixContext, captured: ast.AST, flag: str) -> BreakingUse | None:
-    """The captured value tested where it is made: `if t.item() > 0:`, `for i in x.nonzero():`."""
-    child = captured
-    for parent in ctx.ancestors(captured):
-        if isinstance(parent, (ast.If, ast.While)) and parent.test is child:
-            return _use(ctx, parent)
-        if isinstance(parent, ast.IfExp) and parent.test is child:
-            return _use(ctx, parent)
-        if isinstance(parent, ast.For) and parent.iter is child and flag == SHAPE_FLAG:
-            return _use(ctx, parent)
-        if isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id == "range" and flag == SCALAR_FLAG:
-            return _use(ctx, parent)
-        if isinstance(parent, ast.stmt):
-            return None
-        if not isinstance(parent, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Call)):
-            return None
-        if isinstance(parent, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops):
-            return None
-        child = parent
-    return None
-
-
-def _bind(statement: ast.stmt, captured: ast.AST, flag: str, numbers: set[str], tensors: set[str]) -> None:
-    """The names the captured value's own statement binds it to."""
-    if not isinstance(statement, ast.Assign):
-        return
-    value = statement.value
-    if flag == SCALAR_FLAG and _contains(value, captured) and _is_number(value, {"<captured>"}, set(), captured):
-        numbers |= _target_names(statement)
-    elif flag == SHAPE_FLAG and _contains(value, captured):
-        tensors |= _target_names(statement)
-
-
-def _test_use(ctx: FixContext, node: ast.stmt, numbers: set[str], tensors: set[str]) -> BreakingUse | None:
-    """A test, loop or `range()` in this statement (not in nested statements) on a followed value."""
-    tests: list[ast.expr] = []
-    if isinstance(node, (ast.If, ast.While)):
-        tests.append(node.test)
-    if isinstance(node, ast.For):
-        if _is_shaped_tensor(node.iter, tensors):
-            return _use(ctx, node)
-        tests.append(node.iter)
-    own = [node.test] if isinstance(node, (ast.If, ast.While)) else [node.iter] if isinstance(node, ast.For) else [
-        child for child in ast.iter_child_nodes(node) if isinstance(child, ast.expr)
-    ]
-    for expr in own:
-        for sub in ast.walk(expr):
-            if isinstance(sub, ast.IfExp):
-                tests.append(sub.test)
-            elif isinstance(sub, ast.BoolOp):
-                tests.extend(sub.values[:-1])  # `a and b` tests `a`
-            elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id == "range":
-                if any(_is_number(arg, numbers, tensors) for arg in sub.args):
-                    return _use(ctx, node)
-    for test in tests:
-        if _reads_number(test, numbers, tensors):
-            return _use(ctx, node)
-    return None
-
-
-def _reads_number(test: ast.expr, numbers: set[str], tensors: set[str]) -> bool:
-    """Whether a test reads a followed number or size (identity tests excepted)."""
-    for sub in ast.walk(test):
-        if isinstance(sub, ast.Compare) and any(isinstance(op, (ast.Is, ast.IsNot)) for op in sub.ops):
+    followed: set[str] = set()
+    pending: list[ast.AST] = [captured]
+    seen: set[int] = set()
+    while pending:
+        node = pending.pop()
+        if id(node) in seen:
             continue
-        if isinstance(sub, ast.Name) and sub.id in numbers:
+        seen.add(id(node))
+        verdict = _use(ctx, node, followed)
+        if isinstance(verdict, BreakingUse):
+            return verdict
+        for name in verdict:
+            if name in followed:
+                continue
+            followed.add(name)
+            end = ctx.statement_of(node)
+            after = (end.end_lineno or end.lineno) if end is not None else 0
+            pending.extend(
+                n for n in ast.walk(function)
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > after
+            )
+    return None
+
+
+def _use(ctx: FixContext, node: ast.AST, followed: set[str]) -> BreakingUse | set[str]:
+    """Climb from a captured value through the expression that uses it: the names it ends up
+    bound to (to follow further), or the use that is not proven."""
+    child = node
+    for parent in ctx.ancestors(node):
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp)):
+            child = parent
+            continue
+        if isinstance(parent, ast.Attribute):
+            if parent.attr in _SIZE_ATTRIBUTES or isinstance(ctx.parent(parent), ast.Call) and ctx.parent(parent).func is parent:  # type: ignore[union-attr]
+                child = parent
+                continue
+            return _unproven(ctx, parent)
+        if isinstance(parent, ast.Call):
+            if parent.func is child:  # a method of the value: `idx.float()`, `idx.shape[0]` went above
+                method = child.attr if isinstance(child, ast.Attribute) else ""
+                if method in _BREAKING_METHODS:
+                    return _unproven(ctx, parent)
+                child = parent
+                continue
+            name = ctx.qualname(parent.func) or ""
+            if name.startswith("torch.") or name in _NUMBER_CALLS or _tensor_method(ctx, parent):
+                child = parent
+                continue
+            return _unproven(ctx, parent)  # user code, a module, print, range...
+        if isinstance(parent, ast.keyword):
+            child = parent
+            continue
+        if isinstance(parent, (ast.Subscript, ast.Slice, ast.Tuple)) and _inside_tensor_subscript(ctx, parent):
+            child = parent
+            continue
+        if isinstance(parent, ast.Compare):
+            if _checked(ctx, parent):
+                return set()
+            return _unproven(ctx, parent)
+        if isinstance(parent, ast.Assign) and parent.value is child:
+            if all(isinstance(t, ast.Name) for t in parent.targets):
+                return {t.id for t in parent.targets if isinstance(t, ast.Name)}
+            return _unproven(ctx, parent)
+        if isinstance(parent, (ast.Return, ast.Assert)) or (isinstance(parent, ast.Expr) and parent.value is child):
+            return set()  # returned, asserted (traced as a runtime check), or a call made for its effect on tensors
+        return _unproven(ctx, parent)
+    return set()
+
+
+def _tensor_method(ctx: FixContext, call: ast.Call) -> bool:
+    """`x.index_select(0, idx)`, `out.index_add_(0, idx, v)`: a method of a tensor (the analysis's kinds)."""
+    from ..analysis.kinds import TENSOR_KINDS
+
+    return isinstance(call.func, ast.Attribute) and ctx.kind(call.func.value) in TENSOR_KINDS
+
+
+def _inside_tensor_subscript(ctx: FixContext, node: ast.AST) -> bool:
+    """Part of the index of a tensor subscript (`x[idx]`, `x[:n]`, `x[idx, 0]`), or the tensor
+    being indexed."""
+    from ..analysis.kinds import TENSOR_KINDS
+
+    current = node
+    while not isinstance(current, ast.Subscript):
+        current = ctx.parent(current)  # type: ignore[assignment]
+        if current is None or isinstance(current, ast.stmt):
+            return False
+    return ctx.kind(current.value) in TENSOR_KINDS or ctx.kind(current) in TENSOR_KINDS
+
+
+def _checked(ctx: FixContext, compare: ast.Compare) -> bool:
+    """A comparison in an `assert` or a `torch._check(...)`: traced as a runtime check."""
+    for ancestor in ctx.ancestors(compare):
+        if isinstance(ancestor, ast.Assert):
             return True
-        if _is_size(sub, tensors):
+        if isinstance(ancestor, ast.Call) and (ctx.qualname(ancestor.func) or "").startswith("torch._check"):
             return True
+        if isinstance(ancestor, ast.stmt):
+            return False
     return False
 
 
-def _is_number(expr: ast.AST, numbers: set[str], tensors: set[str], captured: ast.AST | None = None) -> bool:
-    """A Python number computed from a followed one (or from the captured call itself)."""
-    if captured is not None and expr is captured:
-        return True
-    if isinstance(expr, ast.Name):
-        return expr.id in numbers
-    if _is_size(expr, tensors):
-        return True
-    if isinstance(expr, ast.BinOp):
-        return _is_number(expr.left, numbers, tensors, captured) or _is_number(expr.right, numbers, tensors, captured)
-    if isinstance(expr, ast.UnaryOp):
-        return _is_number(expr.operand, numbers, tensors, captured)
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in _NUMBER_CALLS:
-        return any(_is_number(arg, numbers, tensors, captured) for arg in expr.args)
-    return False
-
-
-def _is_size(expr: ast.AST, tensors: set[str]) -> bool:
-    """`x.shape`, `x.shape[0]`, `x.size(0)`, `x.numel()`, `len(x)` of a tensor of unbacked size."""
-    if isinstance(expr, ast.Subscript):
-        expr = expr.value
-    if isinstance(expr, ast.Attribute) and expr.attr == "shape":
-        return _is_shaped_tensor(expr.value, tensors)
-    if isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Attribute) and expr.func.attr in _SIZE_METHODS:
-            return _is_shaped_tensor(expr.func.value, tensors)
-        if isinstance(expr.func, ast.Name) and expr.func.id == "len" and expr.args:
-            return _is_shaped_tensor(expr.args[0], tensors)
-    return False
-
-
-def _is_shaped_tensor(expr: ast.AST, tensors: set[str]) -> bool:
-    """A followed tensor, or one made from it by a method that keeps its size, or a row slice of it."""
-    if isinstance(expr, ast.Name):
-        return expr.id in tensors
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in _SHAPE_KEEPING:
-        return _is_shaped_tensor(expr.func.value, tensors)
-    if isinstance(expr, ast.Subscript):
-        return _is_shaped_tensor(expr.value, tensors)
-    return False
-
-
-def _contains(tree: ast.AST, node: ast.AST) -> bool:
-    return any(n is node for n in ast.walk(tree))
-
-
-def _target_names(statement: ast.Assign) -> set[str]:
-    return {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-
-
-def _use(ctx: FixContext, node: ast.AST) -> BreakingUse:
-    return BreakingUse(getattr(node, "lineno", 0), ctx.code(node).splitlines()[0].strip()[:60])
+def _unproven(ctx: FixContext, node: ast.AST) -> BreakingUse:
+    statement = ctx.statement_of(node) or node
+    return BreakingUse(getattr(statement, "lineno", 0), ctx.code(statement).splitlines()[0].strip()[:60])
