@@ -95,6 +95,8 @@ def _use(ctx: FixContext, node: ast.AST, followed: set[str]) -> BreakingUse | se
         if isinstance(parent, ast.keyword):
             child = parent
             continue
+        if isinstance(parent, (ast.Tuple, ast.List)) and isinstance(ctx.parent(parent), ast.Return):
+            return set()  # returned among other values
         if isinstance(parent, (ast.Subscript, ast.Slice, ast.Tuple)) and _inside_tensor_subscript(ctx, parent):
             child = parent
             continue

@@ -210,8 +210,8 @@ def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
         if use is not None:
             raise DeclineError(
                 "flag-moves-break",
-                f"with `{flag}` the value of line {other.span.start_line} is traced, but line {use.line} tests it in Python "
-                f"(`{use.code}`): dynamo would break there instead",
+                f"with `{flag}` the value of line {other.span.start_line} is traced, but line {use.line} uses it in a way "
+                f"not known to trace (`{use.code}`): the break could move there, or compiling could fail",
             )
 
 
