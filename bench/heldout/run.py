@@ -606,11 +606,13 @@ def _run_worker(name: str, inductor: bool) -> dict:
                 for line in orig_runs["counting"]["sites"]:
                     lo, hi = mapping.get(line, (line, line))
                     site_map[str(line)] = "still breaks" if any(lo <= s <= hi for s in fixed_sites) else "gone"
-                value_diffs = [d for d in diffs if not any(f": {key} " in d for key in ("stdout", "logs", "warnings"))]
+                # an unsafe fix may, by its title, skip output or a check under compile: those are
+                # behaviour; values are outputs, gradients, arguments and state where both ran
+                value_diffs = [d for d in diffs if not any(f": {key} " in d for key in ("stdout", "logs", "warnings", "exception"))]
                 gm.update(
                     sites={str(k): v for k, v in sorted(fixed_sites.items())},
                     same=not diffs,
-                    values_same=not value_diffs,  # outputs, gradients, arguments and state (prints and logs aside)
+                    values_same=not value_diffs,
                     differences=diffs[:8],
                     removed=max(0, n_sites - len(fixed_sites)) if not diffs else 0,
                     gone=max(0, n_sites - len(fixed_sites)),  # what dynamo no longer reports, whatever else changed
