@@ -56,7 +56,7 @@ vsix: $(NPM_STAMP) $(DEMO_STAMP)
 # real-VS-Code test (code-server, installed by tools/setup-code-server.sh; skipped without it).
 test: venv vsix
 	npm test --silent
-	$(PY) -m pytest -q -n $(JOBS)
+	$(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=15
 
 # Refresh the extension README's screenshot from a real VS Code run.
 screenshot: venv vsix
