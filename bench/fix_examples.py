@@ -98,9 +98,9 @@ def main() -> int:
         if "def make_sample" not in path.read_text(encoding="utf-8"):
             continue
         print(f"{path.relative_to(ROOT)}")
-        print(f"  {'version':16} {'fixes':>5} {'graphs':>6} {'breaks':>6}  outputs equal to the original")
+        print(f"  {'version':26} {'fixes':>5} {'graphs':>6} {'breaks':>6}  outputs equal to the original")
         for label, fixes, graphs, breaks, equal in measure(path):
-            print(f"  {label:16} {fixes:>5} {graphs:>6} {breaks:>6}  {equal}")
+            print(f"  {label:26} {fixes:>5} {graphs:>6} {breaks:>6}  {equal}")
             status |= equal not in ("-", "yes")
     return status
 
