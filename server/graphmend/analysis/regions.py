@@ -74,6 +74,10 @@ def find_entries(
                 add(info.methods.get("forward") or info.methods.get("__call__"), info, reason, explicit=False)
             else:
                 add(index.functions.get(qualified), None, reason, explicit)
+    for skipped in index.frame_only:  # disable(recursive=False): its frame runs eagerly, its callees compile
+        cls = index.owner.get(id(skipped))
+        for callee, callee_cls in _direct_callees(skipped, cls, index):
+            add(callee, callee_cls, f"called from `{skipped.name}`, whose own frame `torch.compiler.disable(recursive=False)` skips", explicit=False)
     if compile_forward and "register_" in text:  # hooks run inside the module call dynamo traces
         for function, cls, line in _hooks(tree, index):
             add(function, cls, f"`{_describe(function, cls)}`, registered as a module hook on line {line}", explicit=False)
@@ -83,6 +87,23 @@ def find_entries(
             if info.is_module and forward is not None:
                 add(forward, info, f"`{info.name}.forward`, the forward of an nn.Module", explicit=False)
     return entries
+
+
+def _direct_callees(function: ast.FunctionDef, cls: ClassInfo | None, index: ModuleIndex) -> list[tuple[ast.FunctionDef, ClassInfo | None]]:
+    """The module's functions (`helper(...)`) and the class's methods (`self.step(...)`) that
+    `function` calls."""
+    found: list[tuple[ast.FunctionDef, ClassInfo | None]] = []
+    for node in ast.walk(function):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in index.functions and func.id not in index.imports:
+            found.append((index.functions[func.id], None))
+        elif cls is not None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+            method = index.method(cls, func.attr)
+            if method is not None:
+                found.append((method, cls))
+    return found
 
 
 def _parents_first(index: ModuleIndex) -> list[ClassInfo]:

@@ -91,6 +91,9 @@ class ModuleIndex:
     global_kinds: dict[str, Kind] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
+    # FunctionDefs under compiler.disable(recursive=False): dynamo skips their frame but compiles
+    # what they call (regions.find_entries makes those callees entries)
+    frame_only: list[ast.FunctionDef] = field(default_factory=list)
     disable_aliases: set[str] = field(default_factory=set)  # module-level names bound to compiler.disable
     opaque: set[int] = field(default_factory=set)  # id() of FunctionDefs that are opaque ops (custom ops)
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
@@ -323,6 +326,10 @@ def _mark_decorated(index: ModuleIndex, function: ast.FunctionDef) -> None:
         name = index.qualname(target)
         if name in DISABLE_FUNCTIONS:
             index.disabled.add(id(function))
+            if isinstance(decorator, ast.Call) and any(
+                k.arg == "recursive" and isinstance(k.value, ast.Constant) and k.value.value is False for k in decorator.keywords
+            ):
+                index.frame_only.append(function)
         elif name in OPAQUE_DECORATORS or (isinstance(target, ast.Name) and target.id == ORDERED_HELPER and target.id in index.functions):
             index.opaque.add(id(function))
 

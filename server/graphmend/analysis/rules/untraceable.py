@@ -112,6 +112,23 @@ class DisabledCall(Rule):
             """,
             note="names bound to torch.compiler.disable, as timm's `disable_compiler` is",
         ),
+        example(
+            """
+            import torch
+
+            def helper(y):
+                return y.nonzero().float().sum()  # expect: GM401
+
+            @torch._dynamo.disable(recursive=False)
+            def wrapper(y):
+                return helper(y) * 2
+
+            @torch.compile
+            def f(x):
+                return wrapper(x) + 1  # expect: GM502
+            """,
+            note="recursive=False skips only the function's own frame: what it calls is compiled",
+        ),
     )
     ok = (
         example(
