@@ -277,37 +277,28 @@ def _bind_disable_aliases(index: ModuleIndex, statements: list[ast.stmt]) -> Non
 
 
 def _denotes_disable(index: ModuleIndex, value: ast.expr) -> bool:
-    if index.qualname(value) in DISABLE_FUNCTIONS:
+    if _dotted(index, value) in DISABLE_FUNCTIONS:
         return True
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
         return _denotes_disable(index, value.values[0])  # `disable or fallback`: the first when it exists
     if isinstance(value, ast.IfExp):
         return _denotes_disable(index, value.body) or _denotes_disable(index, value.orelse)
+    return False
+
+
+def _dotted(index: ModuleIndex, value: ast.expr) -> str | None:
+    """The dotted name, reading `getattr(x, "name", default)` as `x.name`."""
     if (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
         and value.func.id == "getattr"
         and len(value.args) >= 2
         and isinstance(value.args[1], ast.Constant)
-        and value.args[1].value == "disable"
-    ):
-        return _denotes_module(index, value.args[0], ("torch.compiler", "torch._dynamo"))
-    return False
-
-
-def _denotes_module(index: ModuleIndex, value: ast.expr, modules: tuple[str, ...]) -> bool:
-    """`torch.compiler`, or `getattr(torch, "compiler", None)`."""
-    if index.qualname(value) in modules:
-        return True
-    return (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == "getattr"
-        and len(value.args) >= 2
-        and isinstance(value.args[1], ast.Constant)
         and isinstance(value.args[1].value, str)
-        and f"{index.qualname(value.args[0])}.{value.args[1].value}" in modules
-    )
+    ):
+        base = _dotted(index, value.args[0])
+        return f"{base}.{value.args[1].value}" if base else None
+    return index.qualname(value)
 
 
 def _bound_names(target: ast.expr) -> Iterator[str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext
 
 _NUMBER_CALLS = frozenset({"builtins.int", "builtins.float", "builtins.abs", "builtins.round", "builtins.min", "builtins.max", "builtins.len"})
@@ -116,16 +117,12 @@ def _use(ctx: FixContext, node: ast.AST, followed: set[str]) -> BreakingUse | se
 
 def _tensor_method(ctx: FixContext, call: ast.Call) -> bool:
     """`x.index_select(0, idx)`, `out.index_add_(0, idx, v)`: a method of a tensor (the analysis's kinds)."""
-    from ..analysis.kinds import TENSOR_KINDS
-
     return isinstance(call.func, ast.Attribute) and ctx.kind(call.func.value) in TENSOR_KINDS
 
 
 def _inside_tensor_subscript(ctx: FixContext, node: ast.AST) -> bool:
     """Part of the index of a tensor subscript (`x[idx]`, `x[:n]`, `x[idx, 0]`), or the tensor
     being indexed."""
-    from ..analysis.kinds import TENSOR_KINDS
-
     current = node
     while not isinstance(current, ast.Subscript):
         current = ctx.parent(current)  # type: ignore[assignment]
