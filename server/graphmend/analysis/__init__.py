@@ -43,6 +43,9 @@ class AnalysisResult:
         self.index = index
         self.kinds = kinds or {}
         self.source = source
+        # what produced it, so a fixer can analyse a variant of the source the same way
+        self.path = "<string>"
+        self.config: Config | None = None
 
 
 def analyze(source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False) -> list[Finding]:
@@ -62,7 +65,7 @@ def analyze_detailed(
     strict: bool = False,
     keep_facts: bool = False,
 ) -> AnalysisResult:
-    config = config or Config()
+    given = config = config or Config()
     named = config.compiled_in(path) if (config.compiled or config.samples) else ()
     if named:
         config = dataclasses.replace(config, named_entries=named)
@@ -71,7 +74,9 @@ def analyze_detailed(
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _analyze(source, path, config, strict, keep_facts)
+        result = _analyze(source, path, config, strict, keep_facts)
+        result.path, result.config = path, given
+        return result
     finally:
         if collecting:
             gc.enable()

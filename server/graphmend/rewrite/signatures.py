@@ -398,7 +398,7 @@ class Signatures:
         extra = [self.of(a) for a in node.args[offset:]]
         if name in ("softmax", "log_softmax", "normalize", "cumsum", "cumprod"):
             extra = []  # the other positional arguments are dims
-        if name in ("add", "sub", "mul", "subtract", "multiply") and extra:
+        if name in ("add", "sub", "mul", "subtract", "multiply", "pow") and extra:  # `x.pow(2)` is `x ** 2`
             return Sig(self._arith(first.dtype, extra[0].dtype), _broadcast(first.shape, extra[0].shape))
         if name in ("div", "divide", "true_divide") and extra and not any(k.arg == "rounding_mode" for k in node.keywords):
             return Sig(_float_of(self._arith(first.dtype, extra[0].dtype)), _broadcast(first.shape, extra[0].shape))

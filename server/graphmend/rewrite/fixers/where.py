@@ -11,7 +11,9 @@ equivalent to the branch when (taxonomy §2.1, demos d1-d9):
   its argument is masked too ("double where"), so the gradient through the branch not taken
   stays finite instead of becoming NaN.
 Forms: if/else and elif chains assigning names, a no-else update (`if c: x = f(x)`), returns in
-both branches or an early return followed by the fall-through return, and `a if c else b`. A
+both branches or an early return followed by the fall-through return, and `a if c else b`. An
+in-place update in a branch (`if c: y /= s`) of a local tensor no other name can see becomes a
+rebinding first (aliasing.py): the same to every reader of `y`. A
 Python-level prefix of an `and` chain (`if mask is not None and not torch.all(mask == 1):`) stays
 a Python `if` (dynamo knows its value), and only the tensor part becomes a `where`.
 """
@@ -25,10 +27,12 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
+from ...analysis import analyze_detailed
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
-from ...findings import Finding
+from ...findings import Edit, Finding
+from ..aliasing import aliasing_reason
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
-from ..context import FixContext
+from ..context import FixContext, apply_edits, text_edits
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
@@ -94,7 +98,12 @@ class WhereFixer:
             try:
                 return _IfRewrite(finding, ctx, function, statement).build()
             except DeclineError as error:
-                return error
+                if error.key != "statement":
+                    return error
+                try:  # `y /= s` in a branch: as `y = y / (s)`, when no other name sees `y`'s tensor
+                    return _plan_with_rebound_updates(finding, ctx, function, statement, error)
+                except DeclineError as specific:
+                    return specific
 
         planned = ctx.remember(("where", id(statement)), plan_once)  # one plan for every finding in the `if`
         if isinstance(planned, DeclineError):
@@ -120,6 +129,75 @@ class WhereFixer:
         target = ctx.cst_node(function, ifexp, cst.IfExp)
         edits = [ctx.rewrite(function, {target: replacement})]
         return _with_import(ctx, finding, edits, self.title)
+
+
+_REBOUND_MARK = "# graphmend: was an in-place update"
+_UPDATE_OPERATORS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+}  # fmt: skip
+
+
+def _branch_statements(statement: ast.If) -> list[ast.stmt]:
+    """The statements directly in the branches of an if/elif/else chain."""
+    found: list[ast.stmt] = []
+    current: ast.If | None = statement
+    while current is not None:
+        found += current.body
+        orelse = current.orelse
+        current = orelse[0] if len(orelse) == 1 and isinstance(orelse[0], ast.If) else None
+        if current is None:
+            found += orelse
+    return found
+
+
+def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.FunctionDef, statement: ast.If, declined: DeclineError) -> Fix:
+    """`if c: y /= s` -> `y = torch.where(c, y / (s), y)`, when `y` is a local tensor no other name
+    can see (aliasing.py): then updating it in place and rebinding it to a new tensor are the
+    same to every reader. The branches are rewritten as `y = y / (s)`, the file analysed again and
+    the `where` planned on that text. Where dtypes or shapes are only checked while tracing, the
+    original branches kept as the fallback get their in-place updates back (an in-place op never
+    promotes or broadcasts its target: with other dtypes it raises, as before). The edits
+    replace the whole `if`, so they apply to the original text unchanged."""
+    updates = [s for s in _branch_statements(statement) if isinstance(s, ast.AugAssign)]
+    if not updates:
+        raise declined
+    edits: list[Edit] = []
+    restore: dict[str, str] = {}
+    for update in updates:
+        symbol = _UPDATE_OPERATORS.get(type(update.op))
+        if symbol is None:
+            raise declined
+        if update.end_lineno != update.lineno:
+            raise DeclineError("statement", f"a branch updates a tensor in place over several lines (`{ctx.code(update).splitlines()[0][:40]}`)")
+        reason = aliasing_reason(ctx, function, update)
+        if reason is not None:
+            raise DeclineError("in-place-aliased", f"`{ctx.code(update)[:40]}` changes a tensor in place, and {reason}")
+        target = ctx.code(update.target)
+        rebinding = f"{target} = {target} {symbol} {ctx.atom(update.value)}"
+        # marked, so every line the rewrite keeps from the branches can be given its update back
+        marked = f"{rebinding}  {_REBOUND_MARK}"
+        edits.append(Edit(ctx.span(update), marked))
+        restore[marked] = ctx.code(update)
+    rebound = apply_edits(ctx.text, edits)
+    result = analyze_detailed(rebound, ctx.result.path, ctx.result.config, keep_facts=True)
+    if result.tree is None:
+        raise declined
+    variant = FixContext(result)
+    node = variant.node_for(finding, (ast.expr,))
+    variant_function = variant.function_of(node) if node is not None else None
+    variant_statement = _enclosing_if(variant, node) if node is not None else None
+    if variant_function is None or variant_statement is None:
+        raise declined
+    fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()  # type: ignore[arg-type]
+    fixed = apply_edits(rebound, fix.edits)
+    for marked, original in restore.items():
+        fixed = fixed.replace(marked, original)
+    if _REBOUND_MARK in fixed:
+        raise DeclineError("statement", "the rewrite would keep a rewritten in-place update")
+    names = ", ".join(dict.fromkeys(f"`{ctx.code(u.target)}`" for u in updates))
+    title = f"{fix.title} (in-place updates of {names}, a local tensor no other name refers to, become rebindings)"
+    return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
 
 
 WIDTH = 88  # beyond this, each argument of the generated call goes on its own line
