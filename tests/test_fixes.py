@@ -177,6 +177,25 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
     assert messages == ["empty sequence", "empty sequence"]
 
 
+def test_python_division_by_zero_still_raises_after_the_scalar_fix(tmp_path: Path) -> None:
+    """`t.item() / n` raised ZeroDivisionError at n == 0; the number kept as a tensor would give
+    inf. The fix guards the divisor, so the same error comes eagerly and under compile (the
+    fixture's inputs all divide by non-zero counts)."""
+    source = (FIXTURES / "ScalarFixer" / "python_division.in.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, "python_division.py").fixed
+    assert fixed != source
+    errors = []
+    for name, text in (("original", source), ("fixed", fixed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        eager = callable_of(import_case(path))
+        for fn in (eager, torch.compile(eager, backend="eager")):
+            with pytest.raises(ZeroDivisionError) as raised:
+                run_quietly(fn, (torch.randn(2, 3), torch.rand(3), 0))
+            errors.append(str(raised.value))
+    assert errors == ["float division by zero"] * 4
+
+
 def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
     """Why the capture_scalar_outputs fix adds no `torch._check(n >= 0)` for a size: on torch 2.13
     the compiled code asserts the captured size itself, so a negative size raises under compile as

@@ -25,7 +25,7 @@ _FRESH_TORCH = frozenset(
         "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "sin", "cos", "pow", "clamp",
         "clip", "maximum", "minimum", "add", "sub", "mul", "div", "neg", "reciprocal", "floor", "ceil", "round",
         "sign", "erf", "softmax", "log_softmax", "sum", "mean", "prod", "amax", "amin", "cumsum", "cumprod",
-        "logsumexp", "var", "std", "norm",
+        "logsumexp", "var", "std", "norm", "max", "min", "argmax", "argmin", "any", "all",
     }
 )  # fmt: skip
 _FRESH_METHODS = frozenset(
@@ -34,7 +34,7 @@ _FRESH_METHODS = frozenset(
         "clamp", "clip", "neg", "reciprocal", "floor", "ceil", "round", "sign", "softmax", "log_softmax", "sum",
         "mean", "prod", "amax", "amin", "cumsum", "cumprod", "matmul", "mm", "bmm", "add", "sub", "mul", "div",
         "masked_fill", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "logsumexp", "var", "std",
-        "norm",
+        "norm", "max", "min", "argmax", "argmin", "any", "all",
     }
 )  # fmt: skip
 # Reads through these keep no reference to the tensor (numbers, new tensors, metadata).
@@ -42,10 +42,10 @@ _READ_METHODS = _FRESH_METHODS | {"size", "dim", "numel", "item", "tolist", "any
 _READ_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad"})
 
 
-def _is_fresh(ctx: FixContext, value: ast.expr) -> bool:
+def is_fresh(ctx: FixContext, value: ast.expr) -> bool:
     """`value` evaluates to a tensor object nothing else refers to yet."""
-    if isinstance(value, ast.BinOp):
-        return True  # tensor arithmetic allocates its result
+    if isinstance(value, (ast.BinOp, ast.Compare)):
+        return True  # tensor arithmetic and comparisons allocate their result
     if isinstance(value, ast.UnaryOp):
         return isinstance(value.op, (ast.USub, ast.Invert))  # `+t` is `t` itself
     if not isinstance(value, ast.Call):
@@ -95,7 +95,7 @@ def aliasing_reason(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFuncti
         statement = ctx.parent(store)
         if isinstance(statement, ast.AugAssign) and statement.target is store:
             continue
-        if not (isinstance(statement, ast.Assign) and statement.targets == [store]) or not _is_fresh(ctx, statement.value):
+        if not (isinstance(statement, ast.Assign) and statement.targets == [store]) or not is_fresh(ctx, statement.value):
             return f"`{name}` may hold a tensor that another name also refers to (only results of arithmetic and new-tensor calls are known not to)"
     in_loop = any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(update) if ctx.contains(function, a) and a is not function)
     for use in ast.walk(function):

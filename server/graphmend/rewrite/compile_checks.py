@@ -1,4 +1,5 @@
-"""Module-level predicates a rewrite calls to keep the original code for the inputs it cannot prove.
+"""Module-level predicates a rewrite calls to keep the original code for the inputs it cannot prove
+(and one guard, `_graphmend_float_divisor`, that keeps Python's ZeroDivisionError).
 
 Some rewrites are exact only when shapes and dtypes line up (multiplying by an all-ones mask gives
 back the tensor only if the mask broadcasts into it and does not widen its dtype). Static analysis
@@ -97,11 +98,28 @@ def {name}(mask, *values, arithmetic=""):
     )
 '''
 
+FLOAT_DIVISOR = "_graphmend_float_divisor"
+
+_FLOAT_DIVISOR_TEXT = '''
+
+def {name}(divisor):
+    """`divisor`, or the ZeroDivisionError Python raises when a float is divided by 0.
+
+    Added by GraphMend: a number kept as a tensor no longer raises when divided by 0 (it gives inf
+    or nan); this keeps Python's error. Under torch.compile `divisor` is a Python number dynamo
+    knows while tracing, so the test costs no graph break.
+    """
+    if divisor == 0:
+        raise ZeroDivisionError("float division by zero")
+    return divisor
+'''
+
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
+    FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
 }
 
 

@@ -176,6 +176,9 @@ def fix_source(
     text = source
     applied: list[Fix] = []
     declined: dict[tuple[str, str, str], Declined] = {}
+    # the text of its function when each finding was declined: a fix elsewhere in that function
+    # (`.item()` kept as a tensor) can make it fixable, so it is planned again once that changes
+    declined_in: dict[tuple[str, str, str], str | None] = {}
     original_at: dict[tuple[str, str, str], list[Span]] = {}  # key -> spans in the original text
     where: list[tuple[Finding, Span]] = []
     before: list[Finding] = []
@@ -199,15 +202,19 @@ def fix_source(
             if codes is not None and finding.code not in codes:
                 continue
             key = _key(finding, lines)
-            if key in declined or not fixers_for(finding.code, level):
+            if not fixers_for(finding.code, level):
                 continue
             scope = ctx.function_lines(finding)
+            scope_text = "\n".join(lines[scope[0] - 1 : scope[1]]) if scope is not None else None
+            if key in declined and declined_in.get(key) == scope_text:
+                continue  # declined, and its function has not changed since: the same answer
             if scope is not None and any(scope[0] <= end and start <= scope[1] for start, end in taken):
                 continue
             outcome = plan_fix(finding, ctx, level)
             if isinstance(outcome, Declined):
-                declined[key] = outcome
+                declined[key], declined_in[key] = outcome, scope_text
                 continue
+            declined.pop(key, None)  # another fix in its function made it fixable
             alone = scope is None or any(not (scope[0] <= e.span.start_line and e.span.end_line <= scope[1] + 1) for e in outcome.edits)
             if alone and batch:
                 continue

@@ -215,6 +215,9 @@ class Signatures:
             return (dtype[0], inner)
         if dtype[0] == "promote":
             parts = frozenset(self._norm(d) for d in dtype[1])
+            floats = {d for d in parts if d[0] == "const" and d[1] in FLOATS}
+            if len(floats) == 1 and all(d[0] == "const" for d in parts):
+                return next(iter(floats))  # a floating dtype wins over integers and bool, at its own width
             return next(iter(parts)) if len(parts) == 1 else ("promote", parts)
         if dtype[0] == "sum_of":
             inner = self._norm(dtype[1])

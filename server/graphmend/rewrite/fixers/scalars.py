@@ -19,13 +19,25 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
+from ..aliasing import is_fresh
+from ..compile_checks import FLOAT_DIVISOR, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..signatures import FLOATS, Signatures, floating_names
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _snapshot(ctx: FixContext, tensor: ast.expr) -> str:
+    """The tensor as `.item()` saw it: detached (a Python number carries no gradient, so the
+    rewrite must not send one back into `tensor`), and copied unless it is a value nothing else
+    refers to (a later in-place change of a named tensor must not reach the number taken before)."""
+    if ctx.kind(tensor) in BOOL_KINDS:  # no gradient to stop
+        return ctx.atom(tensor) if is_fresh(ctx, tensor) else f"{ctx.atom(tensor)}.clone()"
+    detached = f"{ctx.atom(tensor)}.detach()"
+    return detached if is_fresh(ctx, tensor) else f"{detached}.clone()"
 
 
 class ScalarFixer:
@@ -45,18 +57,33 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
-        parent = ctx.parent(call)
+        steps = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else []
+        end: ast.expr = steps[-1] if steps else call
+        if steps:
+            replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
+        parent = ctx.parent(end)
+        chains: list[tuple[ast.expr, str]] = []
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-            self._check_use(ctx, signatures, parent, call, value_dtype)
-        elif isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
+            self._check_use(ctx, signatures, parent, end, value_dtype)
+        elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
-        target = ctx.cst_node(function, call, cst.Call)
-        edits = [ctx.rewrite(function, {target: cst.parse_expression(replacement)})]
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
+            _cst_of(ctx, function, end): cst.parse_expression(replacement)
+        }
+        replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
+        edits = [ctx.rewrite(function, replacements)]
+        if any(FLOAT_DIVISOR in text for text in [replacement, *(t for _, t in chains)]):
+            edits += helper_edits(ctx, FLOAT_DIVISOR)
+        steps = steps or [node for node, _ in chains]
         if replacement.endswith(".trunc()"):
             # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
             return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
+        if any(".double()" in text for text in [replacement, *(t for _, t in chains)]):
+            return Fix(finding, f"{self.title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
+        if steps:
+            return Fix(finding, f"{self.title} (Python's max/min of it as torch.clamp)", Safety.SAFE, tuple(edits))
         return Fix(finding, self.title, Safety.SAFE, tuple(edits))
 
     def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
@@ -68,7 +95,7 @@ class ScalarFixer:
         raise DeclineError("conversion", "only .item(), float(), int() and bool() of a tensor are rewritten")
 
     def _replacement(self, ctx: FixContext, tensor: ast.expr, conversion: str, signatures: Signatures) -> str:
-        text = ctx.atom(tensor)
+        text = _snapshot(ctx, tensor)
         dtype = signatures._norm(signatures.of(tensor).dtype)
         floating = signatures.is_floating(dtype)
         integral = dtype[0] == "const" and dtype[1] not in FLOATS and dtype[1] != "bool"
@@ -91,7 +118,8 @@ class ScalarFixer:
         way) or provably of `other`'s dtype (`s = h.abs().max().item(); h / s`)."""
         other = operation.right if operation.left is operand else operation.left
         if ctx.kind(other) not in TENSOR_KINDS:
-            raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is not a tensor")
+            known = "a Python value" if ctx.kind(other) in (Kind.PY, Kind.PY_SEQ, Kind.NONE) else "not known to be a tensor"
+            raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is {known}")
         other_dtype = signatures._norm(signatures.of(other).dtype)
         if not signatures.is_floating(other_dtype):
             raise DeclineError(
@@ -109,7 +137,9 @@ class ScalarFixer:
 
     def _check_variable(
         self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str, value_dtype: tuple
-    ) -> None:
+    ) -> list[tuple[ast.expr, str]]:
+        """Checks every use; returns the uses that go through Python arithmetic first (`s + eps`)
+        with their tensor form."""
         uses = [
             n
             for n in ast.walk(function)
@@ -121,10 +151,126 @@ class ScalarFixer:
             raise DeclineError("reassigned", f"`{name}` is assigned more than once in the function")
         if not uses:
             raise DeclineError("unused", f"`{name}` is never used")
+        chains: list[tuple[ast.expr, str]] = []
         for use in uses:
-            parent = ctx.parent(use)
+            steps = _python_steps(ctx, signatures, use, value_dtype)
+            end: ast.expr = steps[-1] if steps else use
+            parent = ctx.parent(end)
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
                 context = ctx.code(parent)[:40] if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
-            self._check_use(ctx, signatures, parent, use, value_dtype)
+            self._check_use(ctx, signatures, parent, end, value_dtype)
+            if steps:
+                chains.append((end, _chain_text(ctx, use, steps, use, name, value_dtype)))
+        return chains
+
+
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
+    """"int" or "float" for a Python number (a literal, a name typed or inferred so, a module
+    constant set in `__init__`: "float" when the kind is not known), None otherwise."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return type(node.value).__name__
+    if _is_size(ctx, node):
+        return "int"
+    sig = signatures.of(node)
+    if sig.dtype[0] == "py" and sig.dtype[1] in ("int", "float"):
+        return str(sig.dtype[1])
+    if isinstance(node, ast.Attribute) and sig.dtype == ("unknown",) and sig.shape == ("scalar",):
+        return "float"  # `self.eps`: a Python value set in __init__
+    if isinstance(node, (ast.Name, ast.Attribute)) and ctx.kind(node) is Kind.PY:
+        return "float"  # a Python value in arithmetic with a number is a number (or Python raises)
+    return None
+
+
+def _is_size(ctx: FixContext, node: ast.expr) -> bool:
+    """`len(x)`, `x.shape[i]`, `x.size(i)`, `x.numel()`, `x.dim()`, `x.ndim`: a Python int."""
+    if isinstance(node, ast.Call) and ctx.qualname(node.func) == "builtins.len":
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
+        return ctx.kind(node.value.value) in TENSOR_KINDS
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "numel", "dim"):
+        return ctx.kind(node.func.value) in TENSOR_KINDS and (node.func.attr != "size" or len(node.args) == 1)
+    return isinstance(node, ast.Attribute) and node.attr == "ndim" and ctx.kind(node.value) in TENSOR_KINDS
+
+
+def _nonzero_literal(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value != 0
+
+
+def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
+    return ctx.cst_node(function, node, cst.BinaryOperation if isinstance(node, ast.BinOp) else cst.Call)  # type: ignore[arg-type]
+
+
+def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> list[ast.expr]:
+    """The Python arithmetic the number goes through before it meets a tensor, innermost first:
+    `t.item() + eps`, `max(t.item(), 1)`. Kept as tensor arithmetic only where it computes the
+    same number: an integer stays exact with integers (+, -, *, max, min); a floating value is
+    computed in float64, as Python does, and rounded once at the end. Never with the number as a
+    divisor (Python raises ZeroDivisionError at 0); a divisor that may be 0 is guarded so that
+    Python's error is kept (`_graphmend_float_divisor`)."""
+    floating = signatures.is_floating(value_dtype)
+    integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS and value_dtype[1] != "bool"
+    steps: list[ast.expr] = []
+    node: ast.expr = start
+    while len(steps) < 8:
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.BinOp) and type(parent.op) in _SYMBOLS:
+            other = parent.right if parent.left is node else parent.left
+            kind = _python_number(ctx, signatures, other)
+            if kind is None:
+                break  # a tensor, or not a number: the use itself is checked next
+            if isinstance(parent.op, ast.Div) and parent.right is node:
+                raise DeclineError("python-arithmetic", f"`{ctx.code(other)[:30]}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
+        elif isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.max", "builtins.min"):
+            if len(parent.args) != 2 or parent.keywords or parent.args[0] is not node:
+                raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
+            kind = _python_number(ctx, signatures, parent.args[1])
+            if kind is None:
+                break
+        else:
+            break
+        if not (floating or integral):
+            raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` is Python arithmetic on a number of unknown dtype: only for a known floating or integer dtype is the same number computed")
+        if integral and (kind == "float" or isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div)):
+            raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` turns an integer into a Python float (float64): as a tensor it would be float32")
+        steps.append(parent)
+        node = parent
+    return steps
+
+
+def _chain_text(ctx: FixContext, call: ast.expr, steps: list[ast.expr], tensor: ast.expr, base: str, value_dtype: tuple) -> str:
+    """The steps as tensor operations on `base` (the 0-d tensor): `max`/`min` -> `torch.clamp`;
+    a floating value is taken in float64 and the result brought back to its own dtype."""
+    torch = ctx.torch_name()
+    doubled = value_dtype[0] != "const" or value_dtype[1] in FLOATS
+    arithmetic = any(isinstance(s, ast.BinOp) for s in steps)
+    if doubled and arithmetic:
+        if value_dtype[0] == "const":
+            back = f"{torch}.{value_dtype[1]}"
+        elif isinstance(tensor, (ast.Name, ast.Attribute)):
+            back = f"{ctx.code(tensor)}.dtype"
+        else:
+            raise DeclineError("used-as-number", f"the Python arithmetic on `{ctx.code(tensor)[:30]}` would need its dtype, which is not known")
+        base = f"{base}.double()"
+    chain = {id(call): base}
+    for step in steps:
+        if isinstance(step, ast.BinOp):
+            left = chain.get(id(step.left)) or ctx.atom(step.left)
+            right = chain.get(id(step.right)) or ctx.atom(step.right)
+            if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right):
+                right = call_text(FLOAT_DIVISOR, ctx.code(step.right))  # Python raised ZeroDivisionError at 0
+            chain[id(step)] = f"({left} {_SYMBOLS[type(step.op)]} {right})"
+        else:
+            assert isinstance(step, ast.Call)
+            bound = "min" if ctx.qualname(step.func) == "builtins.max" else "max"
+            chain[id(step)] = f"{torch}.clamp({chain[id(step.args[0])]}, {bound}={ctx.code(step.args[1])})"
+    text = chain[id(steps[-1])]
+    return f"{text}.to({back})" if doubled and arithmetic else text
