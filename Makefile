@@ -11,7 +11,7 @@ JOBS   ?= 2
 
 NPM_STAMP := node_modules/.graphmend-installed
 
-.PHONY: venv demo test bench bench-models clean vsix screenshot
+.PHONY: venv demo lint test bench bench-models clean vsix screenshot
 
 venv: $(STAMP)
 
@@ -52,9 +52,14 @@ vsix: $(NPM_STAMP) $(DEMO_STAMP)
 	$(PY) -m pip wheel --quiet --no-deps --no-build-isolation -w vscode-extension/bundled .
 	npm run --silent package
 
-# Python suite plus the extension's type-check and unit tests; the .vsix is built for the
+# ruff (rules in pyproject.toml) over our code and mypy over the package: seconds, so first.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
+
+# Lint, the Python suite, and the extension's type-check and unit tests; the .vsix is built for the
 # real-VS-Code test (code-server, installed by tools/setup-code-server.sh; skipped without it).
-test: venv vsix
+test: lint vsix
 	npm test --silent
 	$(PY) -m pytest -q -n $(JOBS) --dist worksteal --durations=15
 

@@ -75,7 +75,7 @@ def main() -> int:
     args = parser.parse_args()
     models = transformers_models()
 
-    print("== analyze() on ~3,000-line files (median of %d runs)" % args.repeat)
+    print(f"== analyze() on ~3,000-line files (median of {args.repeat} runs)")
     samples: list[tuple[str, str]] = []
     if models is not None:
         torch_files = [p for p in models.glob("*/modeling_*.py") if not p.name.startswith(("modeling_tf_", "modeling_flax_"))]
@@ -87,8 +87,8 @@ def main() -> int:
     above: list[float] = []
     for name, source in samples:
         n_lines = len(source.splitlines())
-        total = median_ms(lambda: analyze(source, name), args.repeat)
-        parse = median_ms(lambda: parse_only(source), args.repeat)
+        total = median_ms(lambda source=source, name=name: analyze(source, name), args.repeat)
+        parse = median_ms(lambda source=source: parse_only(source), args.repeat)
         findings = len(analyze(source, name))
         per_3000.append(total * 3000 / n_lines)
         above.append((total - parse) * 3000 / n_lines)

@@ -24,7 +24,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
 import torch  # noqa: E402
-
 from graphmend.rewrite import fix_source  # noqa: E402
 from graphmend.rewrite.model import Safety  # noqa: E402
 from graphmend.runtime.worker import capture  # noqa: E402

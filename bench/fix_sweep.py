@@ -52,7 +52,7 @@ def sweep_file(job: tuple[str, Safety]) -> dict:
             "lines_changed": sum(1 for a, b in zip(first.original.splitlines(), first.fixed.splitlines()) if a != b)
             + abs(len(first.original.splitlines()) - len(first.fixed.splitlines())),
         }
-    except Exception:  # noqa: BLE001 - recorded and reported
+    except Exception:
         return {"path": path, "crash": traceback.format_exc().strip().splitlines()[-1]}
 
 

@@ -26,8 +26,8 @@ import argparse
 import json
 import os
 import subprocess
-import tempfile
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,11 +48,10 @@ def _run_one(form: str, experts: int, tokens: int, dtype: str, repeat: int) -> d
 
     sys.path.insert(0, str(ROOT / "server"))
     sys.path.insert(0, str(SITE))
-    from transformers import Qwen3MoeConfig
-    from transformers.models.qwen3_moe import modeling_qwen3_moe as shipped
-
     from graphmend.rewrite import fix_source
     from graphmend.rewrite.model import Safety
+    from transformers import Qwen3MoeConfig
+    from transformers.models.qwen3_moe import modeling_qwen3_moe as shipped
 
     module = shipped
     if form != "original":

@@ -26,7 +26,7 @@ from lsprotocol import types
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from lsp_latency import ROOT, keystroke, model_file, start, stop  # noqa: E402
+from lsp_latency import ROOT, keystroke, model_file, start, stop
 
 
 def rss_mb(pid: int) -> float:

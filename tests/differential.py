@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from graphmend.runtime.worker import capture
 
 from .ground_truth import import_case

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from graphmend import Config, analyze
-from graphmend.config import parse_settings
 from graphmend.analysis.rules.dynamo_ids import CONTEXT_IDS, gb_ids_for
+from graphmend.config import parse_settings
 from graphmend.findings import Finding
 from graphmend.runtime.worker import capture, locate
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from graphmend import Config, analyze
 from graphmend.analysis import analyze_detailed
 from graphmend.config import ConfigError, parse_settings, rule_selected

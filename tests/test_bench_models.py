@@ -7,13 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "models"))
 
-from report import totals, write_reports  # noqa: E402
-from run import outputs_equal  # noqa: E402
+from report import totals, write_reports
+from run import outputs_equal
 
 
 def _save(state: Path, variant: str, tensors: list[torch.Tensor]) -> None:
@@ -35,7 +34,7 @@ def test_outputs_are_identical_allclose_or_different(tmp_path: Path) -> None:
 
 
 def _record(sites: list[tuple[str, int]], graphs: int = 1) -> dict:
-    return {"ok": True, "error": None, "graphs": graphs, "breaks": [{"path": p, "line": l} for p, l in sites]}
+    return {"ok": True, "error": None, "graphs": graphs, "breaks": [{"path": path, "line": line} for path, line in sites]}
 
 
 ROWS = [

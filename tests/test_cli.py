@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
-
 from graphmend.cli import main
 
 from .cli_runner import run
@@ -372,7 +371,7 @@ def test_helpers_in_other_checked_files_called_from_compiled_code_are_analysed(p
 
 def test_fix_rewrites_a_helper_called_from_compiled_code_in_another_file(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _package(project)
-    code, out, _ = run(capsys, "fix", "pkg")
+    _code, out, _ = run(capsys, "fix", "pkg")
     assert "pkg/ops.py:5:8: GM101 fixed" in out
     assert "torch.where((scores > 0).sum() == 0, boxes * 0, boxes * 2)" in (project / "pkg" / "ops.py").read_text(encoding="utf-8")
 
@@ -404,6 +403,9 @@ def test_watch_checks_again_after_a_change(project: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "graphmend", "check", "--watch", "--format", "json", "clean.py", "model.py"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # Ctrl+C as in a terminal, even when the suite itself runs as a background job (a shell
+        # without job control starts those with SIGINT ignored, and children inherit that)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert process.stderr is not None and process.stdout is not None

@@ -48,7 +48,7 @@ def test_fix_rewrites_in_place_and_reports_what_is_left(project: Path, capsys: p
 def test_fix_twice_equals_fix_once(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run(capsys, "fix", "model.py")
     once = (project / "model.py").read_text(encoding="utf-8")
-    code, out, _ = run(capsys, "fix", "model.py")
+    _code, out, _ = run(capsys, "fix", "model.py")
     assert (project / "model.py").read_text(encoding="utf-8") == once
     assert out.splitlines()[-1] == "Fixed 0 graph breaks in 0 files (0 rewrites); 1 left."
 
@@ -104,23 +104,23 @@ def test_fix_level_selects_each_tier_on_its_own(level: str, written: str | None,
 
 
 def test_select_limits_what_is_fixed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--select", "GM3", "model.py")
+    _code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--select", "GM3", "model.py")
     fixed = (project / "model.py").read_text(encoding="utf-8")
     assert "is_compiling" in fixed and "torch.where" not in fixed
     assert "GM301 fixed" in out and "GM101" not in out
-    code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--ignore", "GM101", "clean.py", "model.py")
+    _code, out, _ = run(capsys, "fix", "--unsafe-fixes", "--ignore", "GM101", "clean.py", "model.py")
     assert "GM101" not in out
 
 
 def test_clean_files_exit_zero_and_are_not_touched(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = (project / "clean.py").stat().st_mtime_ns
-    code, out, _ = run(capsys, "fix", "clean.py")
+    code, _out, _ = run(capsys, "fix", "clean.py")
     assert code == 0
     assert (project / "clean.py").stat().st_mtime_ns == before
 
 
 def test_statistics_count_fixes_and_declines(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "fix", "--diff", "--statistics", "model.py")
+    _code, out, _ = run(capsys, "fix", "--diff", "--statistics", "model.py")
     assert "     1  declined  starred-argument" in out
     assert any(line.strip().startswith("1  fixed     GM101 ") for line in out.splitlines())
 
@@ -142,7 +142,7 @@ def test_the_written_file_keeps_permissions_line_endings_and_byte_order_mark(pro
 def test_a_file_that_does_not_parse_is_left_alone(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     broken = "import torch\n\n@torch.compile\ndef f(x):\n    if x.sum() > 0\n        return x\n"
     (project / "broken.py").write_text(broken, encoding="utf-8")
-    code, out, err = run(capsys, "fix", "broken.py", "model.py")
+    _code, out, _err = run(capsys, "fix", "broken.py", "model.py")
     assert (project / "broken.py").read_text(encoding="utf-8") == broken
     assert "broken.py:5:" in out and "GM000 not fixed" in out
     assert "torch.where" in (project / "model.py").read_text(encoding="utf-8")
@@ -186,9 +186,9 @@ def test_missing_paths_are_usage_errors(project: Path, capsys: pytest.CaptureFix
 def test_check_marks_what_fix_would_fix(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import json
 
-    code, out, _ = run(capsys, "check", "--format", "json", "model.py")
+    _code, out, _ = run(capsys, "check", "--format", "json", "model.py")
     assert {r["code"]: r["fixable"] for r in json.loads(out)} == {"GM101": True, "GM301": False}
-    code, out, _ = run(capsys, "check", "model.py")
+    _code, out, _ = run(capsys, "check", "model.py")
     assert "model.py:7:8: GM101 [*] " in out and "GM301 [*]" not in out
     assert out.splitlines()[-1] == "[*] 1 fixable with `graphmend fix` (semantics-checked rewrites)."
 
@@ -198,7 +198,7 @@ def test_parallel_runs_keep_each_reason_and_position(project: Path, capsys: pyte
     findings left must survive the trip (they were keyed by id() and came back as "no-fixer")."""
     for number in range(4):
         (project / f"copy_{number}.py").write_text(MODEL, encoding="utf-8")
-    code, out, _ = run(capsys, "fix", "--diff", "-j", "2", *(f"copy_{n}.py" for n in range(4)))
+    _code, out, _ = run(capsys, "fix", "--diff", "-j", "2", *(f"copy_{n}.py" for n in range(4)))
     left = [line for line in out.splitlines() if "GM301 not fixed" in line]
     assert len(left) == 4
     assert all("`*args` in the call" in line for line in left), left

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from graphmend.rewrite.engine import fix_source
 
 from .ground_truth import _unwrap, import_case
@@ -55,7 +54,7 @@ def test_inputs_the_check_accepts_no_longer_break(tmp_path: Path) -> None:
 
 
 def test_inputs_the_check_rejects_keep_the_original_result(tmp_path: Path) -> None:
-    (original, fixed), (original_file, fixed_file) = _versions(tmp_path)
+    (original, fixed), (_original_file, fixed_file) = _versions(tmp_path)
     rejected = [
         (torch.randn(3, 5, dtype=torch.half), torch.ones(5)),  # the product would widen half to float
         (torch.randn(5), torch.ones(3, 5, dtype=torch.long)),  # the product would broadcast to (3, 5)

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from graphmend.rewrite import fix_source
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from graphmend.rewrite import fix_source
 
 from .confirm_project import HELPERS, NET, make_project, marked_lines
 from .lsp_client import SERVER, capabilities, open_document, wait_until

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from graphmend.analysis.rules import ALL_RULES
 
 from .ground_truth import disagreements

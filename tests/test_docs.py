@@ -25,7 +25,6 @@ def test_dynamo_break_ids_name_the_registrys_types() -> None:
     import json
 
     import torch
-
     from graphmend.analysis.rules import ALL_RULES
     from graphmend.analysis.rules.dynamo_ids import GRAPH_BREAK_TYPES, RULE_GB_IDS
 

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from graphmend.rewrite import fix_source
 from graphmend.runtime.worker import capture
 

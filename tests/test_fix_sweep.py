@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import transformers
-
 from graphmend.config import Config
 from graphmend.rewrite import fix_source
 from graphmend.rewrite.files import fix_file

@@ -21,15 +21,14 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from graphmend.analysis import analyze_detailed
 from graphmend.rewrite import Declined, Fix, fix_source, plan_fix
 from graphmend.rewrite.context import FixContext
 from graphmend.rewrite.model import DeclineError, Safety
 
 from .differential import breaks, callable_of, gradients, run_quietly, same
-from .observe import differences, observe, run_compiled
 from .ground_truth import import_case
+from .observe import differences, observe, run_compiled
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PAIRS = sorted(p for p in FIXTURES.glob("*/*.in.py") if p.parent.name != "declines")
@@ -58,7 +57,7 @@ def test_fix_keeps_meaning_and_removes_breaks(before_path: Path, tmp_path: Path)
     original_file, fixed_file = tmp_path / "original.py", tmp_path / "fixed.py"
     original_file.write_text(before, encoding="utf-8")
     fixed_file.write_text(result.fixed, encoding="utf-8")
-    graphs_before, breaks_before = breaks(original_file)
+    _graphs_before, breaks_before = breaks(original_file)
     graphs_after, breaks_after = breaks(fixed_file)
     assert breaks_after < breaks_before, f"breaks {breaks_before} -> {breaks_after}"
     if "PARTIAL = True" not in before:

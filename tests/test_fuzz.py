@@ -9,11 +9,10 @@ import asyncio
 import json
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from graphmend import analyze
 from graphmend.files import decode_source
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 FRAGMENTS = st.sampled_from(
     [

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
+from graphmend.rewrite import fix_source
 from lsprotocol import types
 from pytest_lsp import LanguageClient
-
-from graphmend.rewrite import fix_source
 
 from .lsp_client import (
     PROFILES,

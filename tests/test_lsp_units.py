@@ -5,16 +5,15 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from hypothesis import given
-from hypothesis import strategies as st
-from lsprotocol import types
-from pygls.workspace.position_codec import PositionCodec
-
 from graphmend.findings import Finding, Span
 from graphmend.lsp.convert import client_position
 from graphmend.lsp.settings import Settings, parse_settings
 from graphmend.rewrite.context import apply_edits, text_edits
 from graphmend.rewrite.suppress import suppression_edit
+from hypothesis import given
+from hypothesis import strategies as st
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
 
 
 def test_settings_nested_or_flat_with_defaults_for_bad_values() -> None:
@@ -88,13 +87,12 @@ def test_confirmation_settings_are_validated() -> None:
 
 
 def test_quick_fix_level_setting_offers_each_tier_with_its_title() -> None:
-    from pygls.workspace.position_codec import PositionCodec
-
     from graphmend.analysis import analyze_detailed
     from graphmend.config import Config
     from graphmend.lsp.actions import code_actions
     from graphmend.lsp.documents import Analysis
     from graphmend.rewrite.model import Safety
+    from pygls.workspace.position_codec import PositionCodec
 
     assert parse_settings({"quickFixLevel": "costly"}).settings.quick_fix_level is Safety.COSTLY
     bad = parse_settings({"quickFixLevel": "yolo"})

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from graphmend.notebooks import NotebookError, read_notebook
 
 from .cli_runner import run
@@ -101,7 +100,7 @@ def test_a_layout_that_cannot_be_reproduced_is_refused_not_reformatted(tmp_path:
     path = tmp_path / "odd.ipynb"
     original = json.dumps(NOTEBOOK, indent=3)  # nobody writes notebooks like this; rewriting would reformat every line
     path.write_text(original, encoding="utf-8")
-    code, out, err = run(capsys, "fix", "odd.ipynb")
+    code, _out, err = run(capsys, "fix", "odd.ipynb")
     assert path.read_text(encoding="utf-8") == original
     assert "cannot write" in err and "layout" in err and code != 0
 

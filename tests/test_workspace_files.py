@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from graphmend.files import discover_workspace
 
 LAYOUT = {

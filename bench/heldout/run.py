@@ -60,10 +60,10 @@ import importlib.util
 import io
 import json
 import logging
-import re
 import math
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -134,7 +134,7 @@ def _snapshot(value: Any) -> Any:
         return value
     try:
         return copy.deepcopy(value)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return ("repr", repr(value))
 
 
@@ -178,7 +178,7 @@ class Recorder:
     def __init__(self, logger_prefix: str) -> None:
         self.prefix = logger_prefix
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         self.stdout = io.StringIO()
         self._redirect = contextlib.redirect_stdout(self.stdout)
         self._redirect.__enter__()
@@ -217,7 +217,7 @@ class Recorder:
 def _message(record: logging.LogRecord) -> str:
     try:
         return record.getMessage()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"<unformattable: {exc}>"
 
 
@@ -227,7 +227,7 @@ class BreakLog:
     def __init__(self) -> None:
         self.handler = _ListHandler()
 
-    def __enter__(self) -> "BreakLog":
+    def __enter__(self) -> BreakLog:
         self.loggers = [logging.getLogger(n) for n in GRAPH_BREAK_LOGGERS]
         self.saved = [(lg.level, lg.propagate) for lg in self.loggers]
         for lg in self.loggers:
@@ -286,7 +286,7 @@ def run_variant(module: Any, file: str, calls: list[tuple[tuple, bool]], mode: s
         out, exc, grads = None, None, None
         gm_count: list[int] = []
 
-        def counting(gm: Any, example_inputs: Any) -> Any:
+        def counting(gm: Any, example_inputs: Any, gm_count: list[int] = gm_count) -> Any:
             gm_count.append(len(gm.graph.nodes))
             return gm.forward
 
@@ -311,7 +311,7 @@ def run_variant(module: Any, file: str, calls: list[tuple[tuple, bool]], mode: s
                     grads = _backward(obj, call_args, out)
             except KeyboardInterrupt:
                 raise
-            except BaseException as e:  # noqa: BLE001 - SystemExit in user code is behaviour too
+            except BaseException as e:
                 exc = (type(e).__name__, _exc_text(e, file))
         record = rec.result()
         record.update(out=_snapshot(out), exc=exc, grads=grads, args_after=_snapshot(call_args), expect_fail=expect_fail)
@@ -387,7 +387,7 @@ def same(a: Any, b: Any, path: str, rtol: float = RTOL, atol: float = ATOL) -> l
         equal = a == b
         if not isinstance(equal, bool):
             equal = bool(equal)
-    except Exception:  # noqa: BLE001
+    except Exception:
         equal = repr(a) == repr(b)
     return [] if equal else [f"{path}: {a!r} vs {b!r}"]
 
@@ -507,7 +507,6 @@ def _line_map(before: str, after: str) -> dict[int, tuple[int, int]]:
 
 
 def _run_worker(name: str, inductor: bool) -> dict:
-    import torch
     import torch._dynamo.config as dynamo_config
 
     case_path = CASES / f"{name}.py"
@@ -577,7 +576,7 @@ def _run_worker(name: str, inductor: bool) -> dict:
                 result["hand"]["inductor"] = "ok" if not d else "differs"
                 if d:
                     result["hand"]["inductor_differences"] = d[:5]
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 result["hand"]["inductor"] = f"fail: {type(exc).__name__}: {str(exc)[:300]}"
 
     # graphmend fix
@@ -618,7 +617,7 @@ def _run_worker(name: str, inductor: bool) -> dict:
                     gone=max(0, n_sites - len(fixed_sites)),  # what dynamo no longer reports, whatever else changed
                     site_map=site_map,
                 )
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 gm.update(error=f"fixed file failed to run: {type(exc).__name__}: {exc}", same=False, removed=0)
         if inductor:
             first = [c for c in calls if not c[1]][:1]
@@ -638,7 +637,7 @@ def _inductor_first(variant: Any, path: Path, first: list) -> str:
         _, ind = variant(path, ("inductor",), first)
         rec = ind["inductor"]["records"][0]
         return "ok" if rec["exc"] is None else f"fail: {rec['exc'][0]}: {rec['exc'][1][:300]}"
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         return f"fail: {type(exc).__name__}: {str(exc)[:300]}"
 
 
@@ -646,7 +645,7 @@ def worker_main(name: str, inductor: bool) -> int:
     logging.getLogger("torch").setLevel(logging.ERROR)
     try:
         result = _run_worker(name, inductor)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         result = {"case": name, "crash": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()[-3000:]}
     sys.stdout.write("\n@@RESULT@@" + json.dumps(result, default=str) + "\n")
     sys.stdout.flush()

@@ -8,6 +8,7 @@ decoder ids for encoder-decoder models, pixel values at the config's image size 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 SMALL: dict[str, Any] = dict(
@@ -72,10 +73,8 @@ def _shrink(config: Any) -> None:
         if isinstance(getattr(config, key, None), (list, tuple)):
             continue  # per-stage settings (Swin's depths and heads): an int would break `heads[i]`
         if hasattr(config, key):
-            try:
+            with contextlib.suppress(Exception):
                 setattr(config, key, value)
-            except Exception:  # noqa: BLE001 - read-only or validated attributes stay as they are
-                pass
 
 
 def input_options(model: Any, config: Any) -> list[dict[str, Any]]:
@@ -162,7 +161,5 @@ def _tokens_inside_vocabulary(config: Any, vocab: int | None = None) -> None:
     for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "image_token_id", "image_token_index"):
         value = getattr(config, key, None)
         if isinstance(value, int) and value >= vocab:
-            try:
+            with contextlib.suppress(Exception):
                 setattr(config, key, vocab - 1)
-            except Exception:  # noqa: BLE001
-                pass

@@ -98,7 +98,7 @@ def static_scores(corpus: Corpus, record: dict[str, Any]) -> dict[str, Any]:
     return {
         "sites": len(sites),
         "predicted": len(predicted),
-        "missed": sorted(f"{p}:{l}" for p, l in sites - predicted),
+        "missed": sorted(f"{path}:{line}" for path, line in sites - predicted),
         "findings_ran": confirmed + not_seen,
         "findings_confirmed": confirmed,
     }
@@ -251,7 +251,7 @@ def main() -> int:
             models = [m for m in models if m not in done]
             print(f"   resuming: {len(done)} done, {len(models)} to go", flush=True)
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            for row in pool.map(lambda m: run_model(corpus, m, args.timeout), models):
+            for row in pool.map(lambda m, corpus=corpus: run_model(corpus, m, args.timeout), models):
                 rows.append(row)
                 # after every model: a run cut short still leaves its results (marked incomplete)
                 out.write_text(json.dumps({"transformers": version, "complete": False, "rows": rows}, indent=1), encoding="utf-8")

@@ -5,4 +5,4 @@ from .config import Config
 from .findings import Edit, Finding, Severity, Span
 
 __version__ = "0.1.0"
-__all__ = ["analyze", "Config", "Edit", "Finding", "Severity", "Span", "__version__"]
+__all__ = ["Config", "Edit", "Finding", "Severity", "Span", "__version__", "analyze"]

@@ -23,9 +23,10 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .files import path_matches
 
@@ -76,7 +77,7 @@ class Config:
         ignore: Iterable[str] | None = None,
         extend_ignore: Iterable[str] | None = None,
         compile_forward: bool | None = None,
-    ) -> "Config":
+    ) -> Config:
         """Command-line options replace (select, ignore) or extend (extend_ignore) the file's."""
         changes: dict[str, Any] = {}
         if select is not None:

@@ -82,7 +82,7 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     for site in sites:
         try:
             names = script.goto(site.line, site.column, follow_imports=True)
-        except Exception:  # noqa: BLE001 - jedi may fail on odd code; that call is simply not followed
+        except Exception:
             continue
         for name in names:
             module_path = name.module_path
@@ -99,7 +99,7 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     return targets
 
 
-def _qualified(name) -> str | None:  # noqa: ANN001 - a jedi Name
+def _qualified(name) -> str | None:
     full, module = name.full_name, name.module_name
     if not full or not module or not full.startswith(module + "."):
         return None

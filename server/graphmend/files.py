@@ -8,6 +8,7 @@ default, a UTF-8 BOM allowed), so anything Python would import can be checked.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import io
 import os
@@ -76,10 +77,8 @@ def path_matches(path: Path, patterns: Iterable[str], root: Path | None) -> bool
         return False
     candidates = [path.as_posix(), path.name]
     if root is not None:
-        try:
+        with contextlib.suppress(ValueError):
             candidates.append(path.resolve().relative_to(root.resolve()).as_posix())
-        except ValueError:
-            pass
     for pattern in patterns:
         stripped = pattern.rstrip("/")
         for candidate in candidates:

@@ -40,7 +40,7 @@ class Span:
     def contains_line(self, line: int) -> bool:
         return self.start_line <= line <= self.end_line
 
-    def contains(self, other: "Span") -> bool:
+    def contains(self, other: Span) -> bool:
         return (self.start_line, self.start_col) <= (other.start_line, other.start_col) and (other.end_line, other.end_col) <= (
             self.end_line,
             self.end_col,

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Collection, Iterable, Sequence, TextIO
+from collections.abc import Collection, Iterable, Sequence
+from typing import TextIO
 
 from .analysis.rules import RULES_BY_CODE
 from .findings import Finding, Severity

@@ -12,15 +12,15 @@ import gc
 
 from ..config import Config
 from ..findings import Finding, Severity, Span
+from .kinds import Kind
 from .module import ModuleAnalysis
 from .module_state import complete_index
 from .rules import ALL_RULES, PARSE_ERROR_CODE, RULES_BY_CODE, ruleset
 from .source import SourceFile
-from .kinds import Kind
 from .suppressions import parse_suppressions
 from .symbols import ModuleIndex, build_index
 
-__all__ = ["analyze", "analyze_detailed", "AnalysisResult", "ALL_RULES", "RULES_BY_CODE"]
+__all__ = ["ALL_RULES", "RULES_BY_CODE", "AnalysisResult", "analyze", "analyze_detailed"]
 
 
 class AnalysisResult:
@@ -120,11 +120,12 @@ def _parse_failure(text: SourceFile, exc: SyntaxError) -> Finding:
 
 
 def _unparsable(text: SourceFile, exc: BaseException) -> Finding:
-    reason = {
+    reasons: dict[type[BaseException], str] = {
         ValueError: "it contains a NUL byte",
         RecursionError: "it is nested too deeply for Python's parser",
         MemoryError: "it is too large to parse",
-    }.get(type(exc), type(exc).__name__)
+    }
+    reason = reasons.get(type(exc), type(exc).__name__)
     return Finding(
         code=PARSE_ERROR_CODE,
         span=Span(1, 0, 1, len(text.lines[0]) if text.lines else 0),

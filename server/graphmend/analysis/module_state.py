@@ -9,7 +9,7 @@ fact about torch's API is written down in exactly one place.
 from __future__ import annotations
 
 import ast
-from typing import Iterator
+from collections.abc import Iterator
 
 from .kinds import Kind
 from .symbols import ClassInfo, ModuleIndex, walk_top_level

@@ -181,9 +181,9 @@ def _decorated_and_called(tree: ast.Module, index: ModuleIndex, marked_lines: se
         if first <= highest and last >= lowest and any(first <= line <= last for line in marked_lines):
             calls.extend(node for node in _own_expressions(stmt) if isinstance(node, ast.Call))
     for call in calls:
-        target = _compile_target(call, index, instances)
-        if target is not None:
-            function, cls = target
+        compiled = _compile_target(call, index, instances)
+        if compiled is not None:
+            function, cls = compiled
             line = call.lineno
             add(function, cls, f"`{_describe(function, cls)}`, passed to torch.compile on line {line}")
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from .kinds import Kind
 
@@ -239,19 +239,19 @@ def build_index(tree: ast.Module, disable_names: tuple[str, ...] = ()) -> Module
             index.classes[stmt.name] = ClassInfo(stmt.name, stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for target in targets:
-                for name in _bound_names(target):
-                    index.top_level_names.add(name)
-                if isinstance(target, ast.Attribute) and isinstance(stmt, ast.Assign):
-                    flag_targets.append((target, stmt.value))
+            for assigned in targets:
+                for bound in _bound_names(assigned):
+                    index.top_level_names.add(bound)
+                if isinstance(assigned, ast.Attribute) and isinstance(stmt, ast.Assign):
+                    flag_targets.append((assigned, stmt.value))
     _bind_disable_aliases(index, statements)
     for imported in disable_names:
         if imported in index.imports:
             index.imports[imported] = "torch.compiler.disable"
-    for target, value in flag_targets:  # after the imports are known
-        name = index.qualname(target)
-        if name is not None and name.startswith(DYNAMO_CONFIG) and isinstance(value, ast.Constant) and value.value is True:
-            index.dynamo_flags.add(name[len(DYNAMO_CONFIG) :])
+    for flag_target, value in flag_targets:  # after the imports are known
+        flag = index.qualname(flag_target)
+        if flag is not None and flag.startswith(DYNAMO_CONFIG) and isinstance(value, ast.Constant) and value.value is True:
+            index.dynamo_flags.add(flag[len(DYNAMO_CONFIG) :])
     for function in index.functions.values():
         _mark_decorated(index, function)
     for info in index.classes.values():

@@ -13,7 +13,8 @@ that inference and rule checks happen in the same single pass over the compiled 
 from __future__ import annotations
 
 import ast
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import torch_api
 from .guards import static_truth
@@ -418,7 +419,7 @@ class Evaluator:
         saved = dict(self.env)
         entered = False
         try:
-            for position, generator in enumerate(node.generators):
+            for _position, generator in enumerate(node.generators):
                 # The first iterable is evaluated once, outside; everything else runs per element.
                 iter_kind = self.visit(generator.iter)
                 self.bind(generator.target, element_kind(iter_kind, generator.iter, self), None)
@@ -566,7 +567,7 @@ class Evaluator:
             self.env.pop(local, None)
 
 
-_DISPATCH: dict[type, Callable[[Evaluator, ast.AST], Kind]] = {
+_DISPATCH: dict[type, Callable[[Evaluator, Any], Kind]] = {  # each handler takes its node type
     ast.Name: Evaluator._name,
     ast.Constant: Evaluator._constant,
     ast.JoinedStr: Evaluator._joined_str,

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding, Related, Severity
 from . import torch_api
@@ -81,7 +82,7 @@ class FunctionWalker(Evaluator):
 
     def __init__(
         self,
-        module: "ModuleAnalysis",
+        module: ModuleAnalysis,
         function: ast.FunctionDef | ast.AsyncFunctionDef,
         qualified_name: str,
         cls: ClassInfo | None,
@@ -821,7 +822,7 @@ def _is_staticmethod(function: ast.FunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
-_STATEMENTS: dict[type, Callable[[FunctionWalker, ast.stmt], bool]] = {
+_STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type
     ast.Expr: FunctionWalker._expr_stmt,
     ast.Assign: FunctionWalker._assign,
     ast.AnnAssign: FunctionWalker._ann_assign,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ast
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
@@ -107,12 +108,12 @@ def decorate(
         extra.extend(runtime_diagnostic(b, run.report, codec, lines) for b in runtime_only)
     for diagnostic in diagnostics:
         data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-        item = marks.get((str(diagnostic.code), int(data.get("line", -1))))
-        if item is None:
+        marked_item = marks.get((str(diagnostic.code), int(data.get("line", -1))))
+        if marked_item is None:
             continue
-        detail = f" ({item.runtime.gb_id})" if item.runtime is not None and item.runtime.gb_id else ""
-        diagnostic.message = f"{diagnostic.message}\n[{item.mark.describe}{detail}]"
-        diagnostic.data = {**data, "runtime": item.mark.value}
+        detail = f" ({marked_item.runtime.gb_id})" if marked_item.runtime is not None and marked_item.runtime.gb_id else ""
+        diagnostic.message = f"{diagnostic.message}\n[{marked_item.mark.describe}{detail}]"
+        diagnostic.data = {**data, "runtime": marked_item.mark.value}
     return diagnostics + extra
 
 

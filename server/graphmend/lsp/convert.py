@@ -8,8 +8,8 @@ tokenizer (and LSP) split them, never with `str.splitlines`, which also breaks a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec

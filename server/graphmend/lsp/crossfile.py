@@ -9,7 +9,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..crossmodule import CallSite, call_sites as _call_sites, resolve
+from ..crossmodule import CallSite, resolve
+from ..crossmodule import call_sites as _call_sites
 from .documents import Analysis
 
 __all__ = ["CallSite", "CrossFileIndex", "call_sites", "resolve"]

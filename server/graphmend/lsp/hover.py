@@ -9,7 +9,7 @@ from GraphMend's words to dynamo's and back.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec

@@ -14,10 +14,11 @@ import logging
 import multiprocessing
 import threading
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -28,6 +29,7 @@ from ..analysis.source import SourceFile
 from ..config import Config
 from ..files import read_source
 from ..findings import Finding
+from ..notebooks import CellSpan
 from ..runtime.compare import compare, files_to_compare
 from ..runtime.runner import ConfirmError, RunOptions, kill_all, run_sample
 from ..runtime.samples import (
@@ -50,9 +52,6 @@ from .confirm import (
 )
 from .convert import SOURCE, to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
-from .hover import hover as hover_at
-from ..notebooks import CellSpan
-from .notebook_cells import CellAnalysis, joined_cells, notebook_of
 from .documents import (
     Analysis,
     ConfigCache,
@@ -61,6 +60,8 @@ from .documents import (
     editor_config,
     path_of,
 )
+from .hover import hover as hover_at
+from .notebook_cells import CellAnalysis, joined_cells, notebook_of
 from .protocol import GraphMendProtocol
 from .settings import Settings, parse_settings
 
@@ -96,6 +97,7 @@ class GraphMendServer(LanguageServer):
         self.runtime = RuntimeStore()  # the last TorchDynamo run of each sample
         self.pull = False  # decided at initialization
         self.generation = 0  # bumped when settings or configuration change every document's result
+        self.background: set[asyncio.Future[None]] = set()  # cross-file follow-ups still running
         self.analysis_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphmend-analysis")
         self._scheduled: dict[str, asyncio.Task] = {}
         self._shown_errors: set[str] = set()
@@ -168,7 +170,7 @@ class GraphMendServer(LanguageServer):
         try:
             document = self.workspace.get_text_document(uri)
             return _Text(uri, document.version, document.source)
-        except Exception:  # noqa: BLE001 - a document the client never opened
+        except Exception:
             return None
 
     def _stored(self, uri: str) -> tuple[_Text | None, Analysis | None]:
@@ -208,7 +210,9 @@ class GraphMendServer(LanguageServer):
         )
         if self.settings.cross_file and path is not None:
             # after the diagnostics are out: this coroutine's caller publishes before yielding
-            asyncio.ensure_future(self.follow_calls(analysis, path))
+            task = asyncio.ensure_future(self.follow_calls(analysis, path))
+            self.background.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(self.background.discard)
         return analysis
 
     async def cell_analysis(
@@ -250,7 +254,7 @@ class GraphMendServer(LanguageServer):
                 return
             targets = await loop.run_in_executor(self.jedi_pool(), resolve, analysis.text, path, _folders(self), sites)
             changed = self.crossfile.update(path, sites, targets)
-        except Exception:  # noqa: BLE001 - following calls is a bonus; never break diagnostics for it
+        except Exception:
             logger.exception("following calls out of %s failed", path)
             return
         if not changed:
@@ -276,7 +280,7 @@ class GraphMendServer(LanguageServer):
             await asyncio.sleep(delay)
         try:
             analysis = await self.analyze_now(uri)
-        except Exception as exc:  # noqa: BLE001 - never let one document take the server down
+        except Exception as exc:
             logger.exception("analysis of %s failed", uri)
             self.show_once(f"crash:{uri}", f"GraphMend could not analyse {display_name(uri)}: {type(exc).__name__}: {exc}", types.MessageType.Error)
             return None
@@ -374,7 +378,7 @@ async def initialized(ls: GraphMendServer, params: types.InitializedParams) -> N
         )
         try:
             await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
-        except Exception:  # noqa: BLE001 - without a watcher, configuration is still re-read on save
+        except Exception:
             logger.info("the client did not accept the pyproject.toml watcher")
     if ls._capability("workspace", "configuration"):
         await _pull_configuration(ls)
@@ -383,7 +387,7 @@ async def initialized(ls: GraphMendServer, params: types.InitializedParams) -> N
 async def _pull_configuration(ls: GraphMendServer) -> None:
     try:
         answer = await ls.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(section="graphmend")]))
-    except Exception:  # noqa: BLE001 - a client may refuse; the initialization options stand
+    except Exception:
         return
     if answer and isinstance(answer[0], dict):
         ls.apply_settings(answer[0])
@@ -474,7 +478,7 @@ async def pull_diagnostics(ls: GraphMendServer, params: types.DocumentDiagnostic
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, FIX_ALL_KIND], resolve_provider=True),
 )
-async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
     uri = params.text_document.uri
     analysis = await ls.analysis_for(uri)
     if analysis is None:
@@ -567,7 +571,7 @@ class _Progress:
         token = str(uuid.uuid4())
         try:
             await self.ls.work_done_progress.create_async(token)
-        except Exception:  # noqa: BLE001 - a client that refuses progress still gets the result
+        except Exception:
             return
         self.token = token
         self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(title=self.title, cancellable=True, percentage=0))
@@ -653,7 +657,7 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
             applied = bool(response.applied)
             if not applied:
                 summary.refused = response.failure_reason or "no reason given"
-        except Exception as exc:  # noqa: BLE001 - report, do not crash
+        except Exception as exc:
             applied = False
             summary.refused = str(exc) or type(exc).__name__
     message = summary.message()
@@ -819,7 +823,7 @@ async def confirm(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
         ls.runtime_changed()  # the lens says "running"
         run: ConfirmRun | None = None
         try:
-            report = await _in_daemon_thread(run_sample, sample, options, lambda: stop.is_set() or progress.cancelled())
+            report = await _in_daemon_thread(run_sample, sample, options, lambda stop=stop: stop.is_set() or progress.cancelled())
             texts: dict[Path, str] = {}
             findings: dict[Path, list[Finding]] = {}
             for path in files_to_compare(report):
@@ -837,7 +841,7 @@ async def confirm(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
             stop.set()
             progress.end("cancelled")
             raise
-        except Exception as exc:  # noqa: BLE001 - never let a run take the server down
+        except Exception as exc:
             logger.exception("confirmation of %s failed", sample.label)
             ls.show(f"GraphMend: confirmation of {sample.label} failed: {type(exc).__name__}: {exc}", types.MessageType.Error)
             answers.append({"target": sample.label, "error": f"{type(exc).__name__}: {exc}", "stage": "internal"})
@@ -864,7 +868,7 @@ def _in_daemon_thread(function: Callable[..., Any], *args: Any) -> asyncio.Futur
     def body() -> None:
         try:
             result = function(*args)
-        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+        except BaseException as exc:
             loop.call_soon_threadsafe(settle, None, exc)
         else:
             loop.call_soon_threadsafe(settle, result, None)

@@ -10,8 +10,9 @@ override it for the editor only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable
+from typing import Any
 
 from ..config import ConfigError, _validate_codes
 from ..rewrite.model import Safety
@@ -50,7 +51,7 @@ class Settings:
     confirm_timeout_s: int = 300
     confirm_device: str = "auto"
 
-    def with_changes(self, **changes: Any) -> "Settings":
+    def with_changes(self, **changes: Any) -> Settings:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values.update(changes)
         return Settings(**values)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections import Counter
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
@@ -23,8 +23,8 @@ from ..analysis.source import SourceFile
 from ..config import Config
 from ..files import discover_workspace, read_source
 from ..rewrite import fix_source
-from ..rewrite.engine import break_count
 from ..rewrite.context import line_ending, text_edits
+from ..rewrite.engine import break_count
 from ..workers import worker_pool
 from .convert import to_diagnostic, to_text_edits
 
@@ -58,7 +58,7 @@ class MendSummary:
     cancelled: bool = False
     refused: str | None = None  # why the editor did not apply the edit, when it did not
 
-    def add(self, result: "FileFixResult") -> None:
+    def add(self, result: FileFixResult) -> None:
         """Count a file's outcome (what was fixed is counted once its edit is sent)."""
         if result.skip_reason is not None:
             self.skipped.append(f"{result.path}: {result.skip_reason}")

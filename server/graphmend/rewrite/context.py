@@ -14,8 +14,9 @@ import ast
 import bisect
 import difflib
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, TypeVar
+from typing import TypeVar
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -25,6 +26,8 @@ from ..analysis.kinds import Kind
 from ..analysis.source import SourceFile
 from ..findings import Edit, Finding, Span
 from .model import DeclineError
+
+CstNodeT = TypeVar("CstNodeT", bound=cst.CSTNode)
 
 T = TypeVar("T")
 
@@ -77,7 +80,7 @@ class FixContext:
         module for every finding dominated fixing large files."""
         body = self.tree.body
         if line is None:
-            chosen = range(len(body))
+            chosen: range | list[int] = range(len(body))
         else:
             starts = self._top_starts()
             position = bisect.bisect_right(starts, line) - 1
@@ -268,7 +271,7 @@ class FixContext:
         self._functions[id(function)] = parsed
         return parsed
 
-    def cst_node(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, kind: type) -> cst.CSTNode:
+    def cst_node(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, kind: type[CstNodeT]) -> CstNodeT:
         span = self.span(node)
         parsed = self._parsed(function)
         for candidate in parsed.nodes_at(span):

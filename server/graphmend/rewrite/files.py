@@ -7,6 +7,7 @@ directory and moved over the original (`os.replace` is atomic on POSIX), in its 
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import stat
@@ -87,10 +88,8 @@ def write_atomically(path: Path, text: str, encoding: str = "utf-8", expected: s
             raise ChangedOnDisk(f"{path} changed while it was being fixed; left as it is now")
         os.replace(temporary, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temporary)
-        except OSError:
-            pass
         raise
 
 

@@ -77,7 +77,7 @@ def _use(ctx: FixContext, node: ast.AST, followed: set[str]) -> BreakingUse | se
             child = parent
             continue
         if isinstance(parent, ast.Attribute):
-            if parent.attr in _SIZE_ATTRIBUTES or isinstance(ctx.parent(parent), ast.Call) and ctx.parent(parent).func is parent:  # type: ignore[union-attr]
+            if parent.attr in _SIZE_ATTRIBUTES or (isinstance(ctx.parent(parent), ast.Call) and ctx.parent(parent).func is parent):  # type: ignore[union-attr]
                 child = parent
                 continue
             return _unproven(ctx, parent)

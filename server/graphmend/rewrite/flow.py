@@ -8,7 +8,7 @@ loop) can read it. Both err on the side that makes a fixer decline.
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from .context import FixContext
 
@@ -201,7 +201,7 @@ def _changes_in_place(node: ast.AST, name: str) -> bool:
     """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
     if isinstance(node, ast.AugAssign):
         target = node.target
-        return isinstance(target, ast.Name) and target.id == name or isinstance(target, ast.Subscript) and _is_name(target.value, name)
+        return (isinstance(target, ast.Name) and target.id == name) or (isinstance(target, ast.Subscript) and _is_name(target.value, name))
     if isinstance(node, ast.Assign):
         return any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets)
     if isinstance(node, ast.Call):

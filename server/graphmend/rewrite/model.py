@@ -25,7 +25,7 @@ class Safety(str, enum.Enum):
     COSTLY = "costly"
     UNSAFE = "unsafe"
 
-    def allows(self, tier: "Safety") -> bool:
+    def allows(self, tier: Safety) -> bool:
         """Whether a run at this level applies fixes of `tier`."""
         return _ORDER.index(tier) <= _ORDER.index(self)
 
@@ -52,7 +52,7 @@ class Declined:
     finding: Finding
     reason: str  # for people: why this occurrence cannot be rewritten safely
     key: str  # for statistics: a short stable id of the precondition that failed
-    also: tuple["Declined", ...] = ()  # the other fixers' reasons, when several were tried
+    also: tuple[Declined, ...] = ()  # the other fixers' reasons, when several were tried
     alternative: str | None = None  # the title of a fix above the run's level that would apply, if one does
     alternative_tier: Safety | None = None  # and its tier
 

@@ -94,12 +94,12 @@ def helper_present(ctx: FixContext) -> bool:
     return HELPER in ctx.index.functions
 
 
-def site_name(ctx: FixContext, function: Function, what: str) -> str:
-    """`_graphmend_T5Stack_forward_log`: unique among the module's top-level names."""
+def site_name(ctx: FixContext, function: Function, what: str, taken: set[str] | frozenset[str] = frozenset()) -> str:
+    """`_graphmend_T5Stack_forward_log`: unique among the module's top-level names (and `taken`)."""
     owner = next((a.name for a in ctx.ancestors(function) if isinstance(a, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))), "")
     base = "_".join(p for p in ("_graphmend", owner, function.name.strip("_"), what) if p)
     name, number = base, 2
-    while name in ctx.index.top_level_names:
+    while name in ctx.index.top_level_names or name in taken:
         name, number = f"{base}_{number}", number + 1
     return name
 
@@ -114,15 +114,22 @@ def site_text(ctx: FixContext, name: str, site: Site, origin: str) -> str:
 def module_edits(ctx: FixContext, function: Function, text: str) -> list[Edit]:
     """Insert the site function before the top-level statement holding `function`, and the helper
     after the module's `import torch` when it is not there yet."""
-    top = _top_level_statement(ctx, function)
-    site_line = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
+    return module_edits_for(ctx, [(function, text)])
+
+
+def module_edits_for(ctx: FixContext, sites: list[tuple[Function, str]]) -> list[Edit]:
+    """`module_edits` for several site functions at once (one helper, each site before its
+    function's top-level statement)."""
     insertions: dict[int, str] = {}
     if not helper_present(ctx):
         line, prefix = helper_insertion(ctx)
         insertions[line] = prefix + _HELPER_TEXT.format(helper=HELPER, torch=ctx.torch_name()) + "\n"
-        if site_line < line:
+    for function, text in sites:
+        top = _top_level_statement(ctx, function)
+        site_line = min([top.lineno] + [d.lineno for d in getattr(top, "decorator_list", [])])
+        if not helper_present(ctx) and site_line < helper_insertion(ctx)[0]:
             raise DeclineError("before-torch-import", "the code is above the module's `import torch`")
-    insertions[site_line] = insertions.get(site_line, "") + text + "\n\n"
+        insertions[site_line] = insertions.get(site_line, "") + text + "\n\n"
     return [Edit(Span(line, 0, line, 0), inserted) for line, inserted in insertions.items()]
 
 

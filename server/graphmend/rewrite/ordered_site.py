@@ -82,8 +82,9 @@ def _local_names(ctx: FixContext, function: Function) -> set[str]:
 class _Lifter:
     """Decides, for every expression of the block, what is passed and what stays in the body."""
 
-    def __init__(self, ctx: FixContext, function: Function, block: ast.stmt, local: set[str]) -> None:
+    def __init__(self, ctx: FixContext, function: Function, block: ast.stmt, local: set[str], calls_as_values: bool = False) -> None:
         self.ctx = ctx
+        self.calls_as_values = calls_as_values  # a call of a check function: its arguments are values
         self.function = function
         self.local = local
         self.params: list[Param] = []
@@ -121,6 +122,8 @@ class _Lifter:
             with self.guarded_by(stmt.test):
                 for inner in [*stmt.body, *stmt.orelse]:
                     self.statement(inner, True)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self.calls_as_values:
+            self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self.effect_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Raise):
@@ -280,7 +283,7 @@ class _Lifter:
         for part in fields:
             value = part.value
             plain = part.conversion == -1 and part.format_spec is None
-            if self.ctx.kind(value) in TENSOR_KINDS or part.format_spec is not None and conditional and value_type(self.ctx, value, self.function) is None:
+            if self.ctx.kind(value) in TENSOR_KINDS or (part.format_spec is not None and conditional and value_type(self.ctx, value, self.function) is None):
                 self.expr(value, conditional)  # formatted in the body, on the value passed
             elif plain and _is_reference(value) and value_type(self.ctx, value, self.function) is None:
                 self.lift_text(value)  # unknown type: the tensor or number itself, or its text
@@ -385,18 +388,22 @@ def _name_from(code: str) -> str:
     return name if name.isidentifier() and name else "value"
 
 
-def build_site(ctx: FixContext, function: Function, block: ast.stmt, peel: int = 0, prelude: list[ast.Assign] | None = None) -> Site:
+def build_site(
+    ctx: FixContext, function: Function, block: ast.stmt, peel: int = 0, prelude: list[ast.Assign] | None = None, calls_as_values: bool = False
+) -> Site:
     """The parameters and body of the function that replaces `block`. With `peel`, `block` is an
     `if A and ... and T: ...` whose first `peel` conditions are plain Python: they stay in the
     graph around the call, and the body tests only the rest. `prelude`: assignments just before
     `block` of names only it reads (`scale = t.max().item()` before `if scale > 1e4: log(scale)`),
-    moved with it, so the number is computed inside the op where the original computed it."""
+    moved with it, so the number is computed inside the op where the original computed it.
+    `calls_as_values`: `block` calls a check function (check_functions.py), whose arguments are
+    values it tests, not text it formats."""
     prelude = prelude or []
     prelude_names = {t.id for a in prelude for t in a.targets if isinstance(t, ast.Name)}
     local = local_names(ctx, function) - prelude_names
     for statement in [*prelude, block]:
         _check_movable(ctx, statement, function)
-    lifter = _Lifter(ctx, function, block, local)
+    lifter = _Lifter(ctx, function, block, local, calls_as_values)
     for assignment in prelude:
         lifter.expr(assignment.value, conditional=False)
     if peel:
@@ -448,7 +455,8 @@ def _check_movable(ctx: FixContext, moved: ast.stmt, function: Function) -> None
 
 def statement_node(ctx: FixContext, function: Function, stmt: ast.stmt) -> cst.CSTNode:
     """The libcst node of a statement the fix moves: the `if`, or the small statement itself."""
-    kind = {ast.If: cst.If, ast.Expr: cst.Expr, ast.Raise: cst.Raise, ast.Assert: cst.Assert, ast.Assign: cst.Assign}.get(type(stmt))
+    kinds: dict[type[ast.AST], type[cst.CSTNode]] = {ast.If: cst.If, ast.Expr: cst.Expr, ast.Raise: cst.Raise, ast.Assert: cst.Assert, ast.Assign: cst.Assign}
+    kind = kinds.get(type(stmt))
     if kind is None:
         raise DeclineError("not-effect-only", "only prints, logs, warnings, raises and asserts can be moved")
     return ctx.cst_node(function, stmt, kind)
@@ -462,10 +470,10 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
     for ast_node in ast.walk(moved):
         name = lifter.replace.get(id(ast_node))
         if name is not None:
-            replacements[ctx.cst_node(function, ast_node, cst.BaseExpression)] = cst.Name(name)
+            replacements[ctx.cst_node(function, ast_node, cst.BaseExpression)] = cst.Name(name)  # type: ignore[type-abstract]
         field_name = lifter.replace_field.get(id(ast_node))
         if field_name is not None:
-            fields[id(ctx.cst_node(function, ast_node, cst.BaseExpression))] = field_name
+            fields[id(ctx.cst_node(function, ast_node, cst.BaseExpression))] = field_name  # type: ignore[type-abstract]
     for fse in _formatted_fields(node):
         name = fields.get(id(fse.expression))
         if name is not None:

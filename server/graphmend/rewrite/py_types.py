@@ -225,7 +225,7 @@ def _target_types(ctx: FixContext, target: ast.expr, value: ast.expr, name: str,
         return set()  # binds other names (or an attribute / item)
     if any(isinstance(e, ast.Starred) for e in target.elts):
         return {None}
-    if _is_shape(ctx, value) or isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) and _is_shape(ctx, value.value):
+    if _is_shape(ctx, value) or (isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Slice) and _is_shape(ctx, value.value)):
         return {INT}  # `b, n = x.shape`, `x.size()`, `x.size()[:-1]`
     if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts):
         found: set[PyType | None] = set()

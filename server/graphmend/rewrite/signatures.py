@@ -370,7 +370,7 @@ class Signatures:
             return Sig(dtype, first.shape)
         if leaf in LOSSES:
             reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)
-            scalar = reduction is None or isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum")
+            scalar = reduction is None or (isinstance(reduction, ast.Constant) and reduction.value in ("mean", "sum"))
             return Sig(_float_of(first.dtype), SCALAR_SHAPE if scalar else UNKNOWN)
         if leaf == "where" and len(node.args) == 3:
             a, b = self.of(node.args[1]), self.of(node.args[2])

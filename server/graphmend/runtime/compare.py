@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from ..findings import Finding
 from .runner import RuntimeBreak, RuntimeReport

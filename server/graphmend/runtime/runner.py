@@ -8,6 +8,7 @@ becomes a `ConfirmError` with a message that says which stage failed and why, ne
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import re
@@ -15,9 +16,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .samples import Sample
 
@@ -183,10 +185,8 @@ def descendants(pid: int) -> list[int]:
 
 def _kill(process: subprocess.Popen) -> None:
     for pid in descendants(process.pid):  # those that left the worker's session too
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import io
 import json
 import logging
@@ -32,7 +31,8 @@ import re
 import sys
 import time
 import traceback
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 _GRAPH_BREAK_LOGGERS = (
     "torch._dynamo.symbolic_convert.__graph_breaks",
@@ -347,7 +347,7 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
 
         factory = _load(sample)
         target_object = _load(target) if target else None
-    except BaseException as exc:  # noqa: BLE001 - user code may raise anything, even SystemExit
+    except BaseException as exc:
         raise StageError("import", EXIT_IMPORT, exc) from exc
     timings["import_s"] = round(time.perf_counter() - started, 4)
     if device == "auto":
@@ -356,7 +356,7 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
     try:
         fn, args, kwargs = _call_factory(factory, device)
         fn = _uncompiled(fn)
-    except BaseException as exc:  # noqa: BLE001
+    except BaseException as exc:
         raise StageError("factory", EXIT_FACTORY, exc) from exc
     timings["factory_s"] = round(time.perf_counter() - started, 4)
     warnings_: list[str] = []
@@ -369,13 +369,13 @@ def run(sample: str, target: str | None = None, root: str | None = None, device:
     if used.startswith("cuda"):
         try:
             torch.cuda.synchronize()  # an asynchronous device error surfaces here
-        except Exception as exc:  # noqa: BLE001 - keep the breaks recorded so far
+        except Exception as exc:
             captured["error"] = captured["error"] or f"{type(exc).__name__}: {exc}"
     coverage: dict[str, list[int]] = {}
     if captured["error"] is None and root:
         try:
             coverage = covered_lines(fn, args, kwargs, root)
-        except BaseException as exc:  # noqa: BLE001 - coverage is a bonus
+        except BaseException as exc:
             warnings_.append(f"the eager call for coverage raised {type(exc).__name__}: {exc}")
     return {
         "torch": torch.__version__,

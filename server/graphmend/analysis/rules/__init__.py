@@ -78,9 +78,9 @@ def ruleset(codes: frozenset[str]) -> RuleSet:
 
 __all__ = [
     "ALL_RULES",
-    "RULES_BY_CODE",
-    "PARSE_ERROR_CODE",
     "INTERNAL_ERROR_CODE",
+    "PARSE_ERROR_CODE",
+    "RULES_BY_CODE",
     "CallTableRule",
     "Effect",
     "Example",

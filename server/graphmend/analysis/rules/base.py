@@ -20,13 +20,15 @@ from __future__ import annotations
 import ast
 import enum
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Mapping, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..kinds import Kind
 
 if TYPE_CHECKING:
     from ...findings import Related
+    from ..symbols import ModuleIndex
 
 
 class Effect(enum.Enum):
@@ -58,9 +60,11 @@ def example(code: str, note: str = "") -> Example:
 class RuleContext(Protocol):
     """What a rule may ask of the walker while it checks a node."""
 
-    index: "object"
     function_name: str
     is_entry: bool
+
+    @property
+    def index(self) -> ModuleIndex: ...
 
     def kind(self, node: ast.AST) -> Kind: ...
 
@@ -74,11 +78,11 @@ class RuleContext(Protocol):
 
     def report(
         self,
-        rule: "Rule",
+        rule: Rule,
         node: ast.AST,
         *,
         effect: Effect | None = None,
-        related: "tuple[Related, ...]" = (),
+        related: tuple[Related, ...] = (),
         **details: str,
     ) -> None: ...
 

@@ -10,6 +10,7 @@ and never break; neither does a data-dependent `assert` (dynamo turns it into a 
 from __future__ import annotations
 
 import ast
+
 from ..kinds import Kind, is_tensor
 from .base import Effect, Rule, RuleContext, example
 

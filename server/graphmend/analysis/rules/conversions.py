@@ -411,7 +411,7 @@ class TensorAsSize(Rule):
             target = receiver(node)
             if target is None or not is_tensor(ctx.kind(target)) or not isinstance(node.func, ast.Attribute):
                 return
-            positions = _SIZE_METHODS.get(node.func.attr)
+            positions = _SIZE_METHODS.get(node.func.attr)  # type: ignore[assignment]  # both tables hold tuples of positions
         candidates = [a for i, a in enumerate(node.args) if positions is None or i in positions]
         candidates += [k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS]
         for arg in candidates:

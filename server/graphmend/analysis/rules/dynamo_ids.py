@@ -39,7 +39,9 @@ RULE_GB_IDS: dict[str, tuple[str, ...]] = {
     "GM307": ("GB0007",),
     "GM308": ("GB0007", "GB0156"),
     "GM309": ("GB0007", "GB0033", "GB0008", "GB0208", "GB0294"),
-    "GM310": ("GB0007", "GB0208"),
+    # GB0156: `subprocess.run` on a loaded machine, where dynamo traces further into the polling
+    # code before it meets the skipped call (seen twice in `make test` beside other jobs)
+    "GM310": ("GB0007", "GB0208", "GB0156"),
     "GM311": ("GB0007", "GB0059", "GB0175"),
     "GM312": ("GB0007", "GB0156"),
     "GM401": ("GB0036",),

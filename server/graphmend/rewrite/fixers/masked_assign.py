@@ -156,5 +156,5 @@ def _render_without_selection(
     assert isinstance(inner, cst.Subscript)
     if value is selection:
         return ctx.render(function, inner.value)
-    whole = ctx.cst_node(function, value, cst.BaseExpression)
+    whole = ctx.cst_node(function, value, cst.BaseExpression)  # type: ignore[type-abstract]
     return ctx.render(function, whole.deep_replace(inner, inner.value))

@@ -47,12 +47,12 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, Kind
+from ...analysis.symbols import SHAPE_FLAG
 from ...findings import Edit, Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
-from ...analysis.symbols import SHAPE_FLAG
-from .unsafe import flag_edit, module_flag_value
 from .generated import fresh_name
+from .unsafe import flag_edit, module_flag_value
 
 TITLE = (
     "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "
@@ -109,7 +109,7 @@ class MoEDispatchFixer:
             raise DeclineError("moe-no-dispatch", "the condition does not test the expert; it is not part of the dispatch")
         return self._rewrite(ctx, function, loop, gather).fix(finding)
 
-    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> "_Rewrite":
+    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> _Rewrite:
         return _Rewrite(ctx, function, loop, gather)
 
     def _dispatch_loop(self, ctx: FixContext, function: ast.AST, node: ast.AST) -> tuple[ast.For, ast.Assign]:
@@ -135,7 +135,7 @@ class SparseMoEDispatchFixer(MoEDispatchFixer):
 
     safety = Safety.UNSAFE
 
-    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> "_Rewrite":
+    def _rewrite(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, gather: ast.Assign) -> _Rewrite:
         return _SparseRewrite(ctx, function, loop, gather)
 
 
@@ -190,7 +190,7 @@ class _Edits:
 
     def replace_statement(self, statement: ast.stmt, replacement: list[str] | None) -> None:
         """Remove a statement (`pass` when it is alone in its block) or put statements in its place."""
-        kind = cst.If if isinstance(statement, ast.If) else cst.SimpleStatementLine
+        kind: type[cst.If | cst.SimpleStatementLine] = cst.If if isinstance(statement, ast.If) else cst.SimpleStatementLine
         target = self.ctx.cst_node(self.function, statement, kind)
         if replacement:
             parsed = [cst.parse_statement(text + "\n") for text in replacement]
@@ -198,7 +198,7 @@ class _Edits:
             self.replacements[target] = cst.FlattenSentinel(parsed)
             return
         parent = self.ctx.parent(statement)
-        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
+        block: list[ast.stmt] = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
         self.replacements[target] = (
             cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines) if len(block) == 1 else cst.RemovalSentinel.REMOVE
         )
@@ -310,7 +310,7 @@ class _Rewrite:
                 continue  # the gather is rewritten as `mask[e]` (no squeeze) anyway
             if isinstance(parent, ast.Subscript) and parent.slice is use and self.ctx.kind(parent.value) is Kind.MODULES:
                 continue  # self.experts[e]: a ModuleList takes an int as it takes a 1-element tensor
-            raise DeclineError("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent)[:40]}`); as an int it could change")
+            raise DeclineError("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent or use)[:40]}`); as an int it could change")
 
     def _aliases(self) -> set[str]:
         """The two index names and plain copies of them (`token_list = token_idx`)."""
@@ -361,7 +361,7 @@ class _Rewrite:
                 continue
             if self._empty_skip(node) is not None:
                 continue
-            raise DeclineError("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent)[:40]}`): with every token it would change")
+            raise DeclineError("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent or node)[:40]}`): with every token it would change")
         if accumulation is None:
             raise DeclineError("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
         if self.token not in _names(accumulation.args[1]) and not (_names(accumulation.args[1]) & indices):
@@ -411,7 +411,7 @@ class _Rewrite:
         torch = self.ctx.torch_name()
         value = accumulation.args[2]
         masked = cst.parse_expression(f"{torch}.where({self.routed}[:, None], {self.ctx.argument(value)}, 0)")
-        target = self.ctx.cst_node(self.function, value, cst.BaseExpression)
+        target = self.ctx.cst_node(self.function, value, cst.BaseExpression)  # type: ignore[type-abstract]
         self.edits.replacements[target] = masked
 
 

@@ -5,7 +5,8 @@ holding only such statements) moves into a module-level function that runs as a 
 (ordered_helper.py) and is called where it stood with the values it reads (ordered_site.py).
 Dynamo keeps one graph; at run time the op runs the original code in program order, so the same
 text is printed and logged the same number of times, and a failed check raises the same
-exception with the same message.
+exception with the same message. A break inside a function that only checks or reports
+(check_functions.py) moves each call of that function in the file instead.
 
 Declines (each with a fixture in tests/fixtures/declines/): what is not only reporting or
 checking; loggers that are not module-level names; `warnings.warn(stacklevel>1)`,
@@ -23,14 +24,15 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
+from ...analysis.symbols import ClassInfo
 from ...findings import Finding
+from ..check_functions import call_statements, check_function_reason, is_check_like
 from ..context import FixContext
 from ..effects import EffectCall, effect_of
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
-from ..ordered_helper import module_edits, site_name, site_text
+from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, split_test, statement_node
-from ...analysis.symbols import ClassInfo
 from ..py_types import Function, own_nodes
 
 # Methods that change the object they are called on (containers, caches): state whose order
@@ -43,6 +45,19 @@ class OrderedEffectFixer:
     safety = Safety.SAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        try:
+            return self._plan_statement(finding, ctx)
+        except DeclineError as declined:
+            if declined.key != "not-effect-only":
+                raise  # a report or check that cannot move as it is: that is the reason
+            # `if ok: return` before the check, say: the break is in a function that only checks
+            node = ctx.node_for(finding)
+            function = ctx.function_of(node) if node is not None else None
+            if function is None or function not in ctx.tree.body or not is_check_like(function):
+                raise
+        return _plan_check_calls(finding, ctx, function)
+
+    def _plan_statement(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
         stmt = ctx.statement_of(node) if node is not None else None
         function = ctx.function_of(stmt) if stmt is not None else None
@@ -82,6 +97,46 @@ class OrderedEffectFixer:
             replacements[ctx.cst_node(function, assignment, cst.SimpleStatementLine)] = cst.RemovalSentinel.REMOVE
         edits = [ctx.rewrite(function, replacements), *module_edits(ctx, function, site_text(ctx, name, site, origin))]
         return Fix(finding, _title(effects, ctx, block), Safety.SAFE, tuple(edits))
+
+
+def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> Fix:
+    """The break is inside a function that only checks or reports (check_functions.py): move each
+    call of it in this file, as a whole, into an ordered op (the function then runs at run time,
+    in program order, with the same arguments, as it did)."""
+    reason = check_function_reason(ctx, function)
+    if reason is not None:
+        raise DeclineError("check-function", f"the break is in `{function.name}`, whose calls could run as ordered ops, but {reason}")
+    statements, other = call_statements(ctx, function)  # type: ignore[arg-type]
+    if other:
+        raise DeclineError("check-function-result", f"`{function.name}` is called where its result is used or passed on (`{ctx.code(other[0])[:40]}`)")
+    if not statements:
+        raise DeclineError("check-function-no-call", f"`{function.name}` is not called in this file: the calls to move are in other files")
+    by_caller: dict[int, tuple[Function, dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]] = {}
+    sites: list[tuple[Function, str]] = []
+    taken: set[str] = set()
+    for statement in statements:
+        caller = ctx.function_of(statement)
+        if caller is None or caller is function:
+            raise DeclineError("check-function-no-call", f"`{function.name}` is called outside a function or by itself")
+        local = local_names(ctx, caller)
+        _check_no_state_change(ctx, caller, statement, local)
+        tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
+        _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
+        site = build_site(ctx, caller, statement, calls_as_values=True)
+        name = site_name(ctx, caller, "check", taken)
+        taken.add(name)
+        origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(caller))) if isinstance(a, ast.ClassDef)), caller.name])
+        call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
+        by_caller.setdefault(id(caller), (caller, {}))[1][statement_node(ctx, caller, statement)] = call
+        sites.append((caller, site_text(ctx, name, site, origin)))
+    edits = [ctx.rewrite(caller, replacements) for caller, replacements in by_caller.values()]
+    edits += module_edits_for(ctx, sites)
+    kinds = sorted({_exception(s) for s in ast.walk(function) if isinstance(s, (ast.Raise, ast.Assert))})
+    title = (
+        f"Run each call of the check `{function.name}` as an ordered op inside the compiled graph: it raises the same "
+        f"{' / '.join(kinds)} with the same message, no graph break"
+    )
+    return Fix(finding, title, Safety.SAFE, tuple(edits))
 
 
 def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, list[EffectCall]]:
@@ -230,7 +285,7 @@ VALUE_CHECKING_METHODS = frozenset(
 VALUE_CHECKING_MODULES = frozenset({"Embedding", "EmbeddingBag", "CrossEntropyLoss", "NLLLoss", "CTCLoss", "MultiMarginLoss"})
 
 
-def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, block: ast.stmt) -> None:
+def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, block: ast.stmt, tested: set[str] | None = None) -> None:
     """Decline a check followed, in the same function, by an operation that raises on the values
     the check tests: the original raised the check's exception first; in the graph, that
     operation's own error could come first (wav2vec2: `labels.max() >= vocab` then `ctc_loss(labels)`).
@@ -243,7 +298,7 @@ def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, bl
     tests = [n for n in ast.walk(block) if isinstance(n, (ast.If, ast.Assert, ast.While))]
     modules = set(ctx.index.imports) | {"self", "cls"}  # `torch.`, `self.config`: not the values tested
     # the tensors tested (a Python number the test compares with, such as a length, is not data)
-    tainted = {
+    tainted = set(tested or ()) | {
         n.id
         for t in tests
         for n in ast.walk(t.test)  # type: ignore[attr-defined]

@@ -239,7 +239,7 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             break
         if not (floating or integral):
             raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` is Python arithmetic on a number of unknown dtype: only for a known floating or integer dtype is the same number computed")
-        if integral and (kind == "float" or isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div)):
+        if integral and (kind == "float" or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div))):
             raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` turns an integer into a Python float (float64): as a tensor it would be float32")
         steps.append(parent)
         node = parent

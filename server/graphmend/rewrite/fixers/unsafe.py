@@ -19,9 +19,9 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import Kind
+from ...analysis.rules import RULES_BY_CODE
 from ...analysis.symbols import RNN_FLAG, SCALAR_FLAG, SHAPE_FLAG
 from ...findings import Edit, Finding, Span
-from ...analysis.rules import RULES_BY_CODE
 from ..context import FixContext
 from ..flag_consumers import breaking_use
 from ..model import DeclineError, Fix, Safety
@@ -67,7 +67,7 @@ class EagerOnlyFixer:
         target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         if len(target.body) != 1:
             raise DeclineError("shared-line", "the call shares its line with other statements")
-        guarded = cst.parse_statement(f"if {guard}:\n    {ctx.code(call)}\n")
+        guarded = cst.ensure_type(cst.parse_statement(f"if {guard}:\n    {ctx.code(call)}\n"), cst.If)
         guarded = guarded.with_changes(
             leading_lines=target.leading_lines,
             body=guarded.body.with_changes(body=[target.with_changes(leading_lines=())]),  # keep the original call verbatim
@@ -134,12 +134,12 @@ class RemoveGraphBreakFixer:
     safety = Safety.UNSAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
-        call, statement, function = _call_statement(ctx, finding)
+        _call, statement, function = _call_statement(ctx, finding)
         target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         if len(target.body) != 1:
             raise DeclineError("shared-line", "the call shares its line with other statements")
         parent = ctx.parent(statement)
-        block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
+        block: list[ast.stmt] = next((getattr(parent, f) for f in ("body", "orelse", "finalbody") if statement in (getattr(parent, f, None) or [])), [])
         replacement: cst.CSTNode | cst.RemovalSentinel = cst.RemovalSentinel.REMOVE
         if len(block) == 1:
             replacement = cst.parse_statement("pass\n").with_changes(leading_lines=target.leading_lines)

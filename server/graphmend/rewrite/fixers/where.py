@@ -84,12 +84,12 @@ class WhereFixer:
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.expr,))
-        if node is None:
+        if not isinstance(node, ast.expr):
             raise DeclineError("no-node", "could not find the condition in the source")
         function = ctx.function_of(node)
         if function is None:
             raise DeclineError("not-in-function", "the branch is not inside a function")
-        if finding.code == "GM102" or finding.code in ("GM201", "GM203") and _in_ternary_test(ctx, node):
+        if finding.code == "GM102" or (finding.code in ("GM201", "GM203") and _in_ternary_test(ctx, node)):
             return self._ternary(finding, ctx, function, node)
         statement = _enclosing_if(ctx, node)
         if statement is None:
@@ -111,7 +111,7 @@ class WhereFixer:
         return replace(planned, finding=finding)
 
     # -- a if c else b ------------------------------------------------------------------------
-    def _ternary(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef, node: ast.expr) -> Fix:
+    def _ternary(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.expr) -> Fix:
         ifexp = next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, ast.IfExp) and ctx.contains(a.test, node)), None)
         if ifexp is None:
             raise DeclineError("not-an-if", "the tensor condition is not the test of a conditional expression")
@@ -151,7 +151,7 @@ def _branch_statements(statement: ast.If) -> list[ast.stmt]:
     return found
 
 
-def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.FunctionDef, statement: ast.If, declined: DeclineError) -> Fix:
+def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If, declined: DeclineError) -> Fix:
     """`if c: y /= s` -> `y = torch.where(c, y / (s), y)`, when `y` is a local tensor no other name
     can see (aliasing.py): then updating it in place and rebinding it to a new tensor are the
     same to every reader. The branches are rewritten as `y = y / (s)`, the file analysed again and
@@ -185,11 +185,11 @@ def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.
         raise declined
     variant = FixContext(result)
     node = variant.node_for(finding, (ast.expr,))
-    variant_function = variant.function_of(node) if node is not None else None
-    variant_statement = _enclosing_if(variant, node) if node is not None else None
+    variant_function = variant.function_of(node) if isinstance(node, ast.expr) else None
+    variant_statement = _enclosing_if(variant, node) if isinstance(node, ast.expr) else None
     if variant_function is None or variant_statement is None:
         raise declined
-    fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()  # type: ignore[arg-type]
+    fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()
     fixed = apply_edits(rebound, fix.edits)
     for marked, original in restore.items():
         fixed = fixed.replace(marked, original)
@@ -478,7 +478,7 @@ def _outermost(node: ast.AST, targets: dict[int, str]) -> list[tuple[ast.expr, s
 class _IfRewrite:
     """One `if` statement (with its elif/else chain) and the statements the rewrite replaces."""
 
-    def __init__(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef, statement: ast.If) -> None:
+    def __init__(self, finding: Finding, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If) -> None:
         self.finding = finding
         self.ctx = ctx
         self.function = function
@@ -970,4 +970,4 @@ def _comments(node: cst.CSTNode) -> list[cst.EmptyLine]:
     node.visit(Collector())
     # leading_lines of the statement itself are kept separately
     own = {id(line.comment) for line in getattr(node, "leading_lines", ()) if line.comment is not None}
-    return [line for line in found if id(line.comment) not in own and not re.match(r"#\s*graphmend:", line.comment.value)]
+    return [line for line in found if line.comment is not None and id(line.comment) not in own and not re.match(r"#\s*graphmend:", line.comment.value)]

@@ -88,7 +88,7 @@ class WhileLoopFixer:
             edits.append(import_edit)
         return Fix(finding, self.title, Safety.UNSAFE, tuple(edits))
 
-    def _check_types_kept(self, ctx: FixContext, function: ast.FunctionDef, loop: ast.While, carried: list[str]) -> None:
+    def _check_types_kept(self, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.While, carried: list[str]) -> None:
         """Each iteration must hand the next one tensors of the same dtype and shape."""
         before = Signatures(ctx, floating_names(ctx, function, loop), at=loop)
         floating = set(floating_names(ctx, function, loop))

@@ -1,0 +1,132 @@
+"""Functions that only check or report: a call of one may run as an ordered op as a whole.
+
+`test_for_nans(x, "unet")` (stable-diffusion-webui) reads `.item()` of a tensor, returns early when
+all is well and otherwise builds a message and raises. The break is inside the function, but the
+fix belongs at its call: moved into a custom op with an ordered effect (fixers/ordered.py), the
+call runs at run time in program order with the same arguments, so the same exception with the
+same message leaves the compiled code, and nothing else changes - provided the function returns
+nothing and changes nothing the caller could see. This module decides that, conservatively and
+syntactically, for a module-level function of the file: every `return` returns None; it binds only
+its own local names; it calls only builtins that read, torch functions and tensor methods that do
+not write in place, prints, logs and warnings, and other such functions of the file.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from ..analysis.kinds import TENSOR_KINDS
+from .context import FixContext
+from .effects import EFFECT_FUNCTIONS, LOGGER_METHODS
+
+_READING_BUILTINS = frozenset(
+    {
+        "str", "repr", "format", "len", "int", "float", "bool", "round", "abs", "min", "max", "sum", "type",
+        "isinstance", "issubclass", "tuple", "list", "sorted", "any", "all", "hasattr", "getattr", "range",
+        "enumerate", "zip", "set", "dict", "frozenset", "print", "callable", "id", "hash", "divmod", "pow",
+    }
+)  # fmt: skip
+_READING_MODULES = ("math.", "operator.", "numbers.")
+# Methods of str, dict, list and tuple that only read.
+_READING_METHODS = frozenset(
+    {
+        "format", "join", "startswith", "endswith", "split", "rsplit", "strip", "lstrip", "rstrip", "lower", "upper",
+        "replace", "get", "keys", "values", "items", "count", "index", "find", "title", "capitalize",
+    }
+)  # fmt: skip
+_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.For, ast.Raise, ast.Assert, ast.Return, ast.Pass)
+
+
+def is_check_like(function: ast.AST) -> bool:
+    """The function raises, asserts or reports somewhere: worth explaining why it cannot move."""
+    return any(isinstance(n, (ast.Raise, ast.Assert)) for n in ast.walk(function))
+
+
+def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) -> str | None:
+    """None when calling `function` (a module-level def of this file) only checks or reports;
+    otherwise why not, in words for a decline message."""
+    if not isinstance(function, ast.FunctionDef) or function not in ctx.tree.body:
+        return "it is not a plain module-level function of this file"
+    if function.decorator_list:
+        return f"`{function.name}` is decorated (the decorator may change what a call does)"
+    for node in ast.walk(function):
+        if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return f"`{function.name}` defines a function or class inside"
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.Try, ast.With, ast.While)):
+            return f"`{function.name}` uses `{type(node).__name__.lower()}`"
+        if isinstance(node, ast.stmt) and not isinstance(node, _STATEMENTS) and node is not function:
+            return f"`{function.name}` has a `{type(node).__name__}` statement"
+        if isinstance(node, ast.Return) and not (node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)):
+            return f"`{function.name}` returns a value (`{ctx.code(node)[:40]}`)"
+        if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            return f"`{function.name}` changes state outside itself (`{ctx.code(node)[:40]}`)"
+        if isinstance(node, ast.AugAssign) and not _rebinds_a_new_value(function, node):
+            return f"`{function.name}` updates `{ctx.code(node.target)}` in place, which may be an argument"
+        if isinstance(node, ast.Call) and not _raised(ctx, node):
+            reason = _call_reason(ctx, function, node, depth)
+            if reason is not None:
+                return reason
+    return None
+
+
+def _raised(ctx: FixContext, call: ast.Call) -> bool:
+    """`raise E(message)`: the exception's constructor, whose instance only the raise sees."""
+    parent = ctx.parent(call)
+    return isinstance(parent, ast.Raise) and parent.exc is call
+
+
+def _rebinds_a_new_value(function: ast.FunctionDef, update: ast.AugAssign) -> bool:
+    """`message += "..."` where `message` was first bound to a string or number literal: the
+    update makes a new immutable value, nothing the caller holds."""
+    if not isinstance(update.target, ast.Name):
+        return False
+    name = update.target.id
+    first = next(
+        (n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)),
+        None,
+    )
+    return first is not None and isinstance(first.value, (ast.Constant, ast.JoinedStr)) and first.lineno < update.lineno
+
+
+def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, depth: int) -> str | None:
+    name = ctx.qualname(call.func) or ""
+    func = call.func
+    if name in EFFECT_FUNCTIONS or (name.startswith("builtins.") and name[len("builtins.") :] in _READING_BUILTINS):
+        return None
+    if name.startswith(_READING_MODULES):
+        return None
+    if any(k.arg == "out" for k in call.keywords):
+        return f"`{ctx.code(call)[:40]}` writes into `out=`"
+    if name.startswith("torch."):
+        leaf = name.rsplit(".", 1)[1]
+        return None if not leaf.endswith("_") else f"`{ctx.code(call)[:40]}` writes in place"
+    if isinstance(func, ast.Attribute) and not name:
+        if func.attr in LOGGER_METHODS:
+            return None  # a logger call (effects.py decides which loggers a move keeps; a local check here)
+        if func.attr.endswith("_") and not func.attr.startswith("_"):
+            return f"`{ctx.code(call)[:40]}` writes in place"
+        if ctx.kind(func.value) in TENSOR_KINDS or func.attr in _READING_METHODS:
+            return None  # a method that reads (`x.isnan()`, `x.all()`, `x.item()`, `"...".format()`)
+        return f"it calls `{ctx.code(func)[:40]}`, which may change state"
+    if isinstance(func, ast.Name) and func.id in ctx.index.functions and depth < 3:
+        callee = ctx.index.functions[func.id]
+        if callee is function:
+            return f"`{function.name}` calls itself"
+        inner = check_function_reason(ctx, callee, depth + 1)
+        return None if inner is None else f"it calls `{func.id}`, and {inner}"
+    return f"it calls `{ctx.code(func)[:40]}`, which may change state"
+
+
+def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.Call]]:
+    """The statements of the file that call `function` and drop its result, and the calls that
+    use it (or pass the function on) - those cannot be moved."""
+    statements: list[ast.Expr] = []
+    other: list[ast.Call] = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == function.name:
+            parent = ctx.parent(node)
+            if isinstance(parent, ast.Expr):
+                statements.append(parent)
+            else:
+                other.append(node)
+    return statements, other
