@@ -114,3 +114,49 @@ def test_quick_fix_level_setting_offers_each_tier_with_its_title() -> None:
     safe = code_actions(analysis, line, line, None, PositionCodec(), level=Safety.SAFE, disabled_support=True, resolve_support=False, docs_url="", path="moe.py")
     reasons = [a.disabled.reason for a in safe if getattr(a, "disabled", None)]
     assert any('a costly fix exists' in r and '`quickFixLevel` setting ("costly")' in r for r in reasons), reasons
+
+
+def test_settings_agree_across_the_server_the_extension_and_the_readme() -> None:
+    """The server's settings are declared in lsp/settings.py; the VS Code extension declares them
+    again for its settings UI and the README documents them. Every server key must appear in both,
+    with the extension's default equal to the server's and its choices the server's choices, and
+    neither may list a key the server does not know (it would be reported as unknown)."""
+    import dataclasses
+    import json
+    import re
+    from pathlib import Path
+
+    from graphmend.lsp import settings as settings_module
+
+    root = Path(__file__).resolve().parents[1]
+    manifest = json.loads((root / "vscode-extension" / "package.json").read_text(encoding="utf-8"))
+    configuration = manifest["contributes"]["configuration"]
+    properties = (configuration if isinstance(configuration, dict) else configuration[0])["properties"]
+    extension = {key.removeprefix("graphmend."): spec for key, spec in properties.items()}
+    client_only = {key for key in extension if key.split(".")[0] in settings_module._CLIENT_KEYS}
+    server = settings_module._KEYS
+    assert set(extension) - client_only == set(server), "package.json and lsp/settings.py list different settings"
+    defaults = {f.name: f.default for f in dataclasses.fields(settings_module.Settings)}
+    for key, (field_name, _check) in server.items():
+        default = defaults[field_name]
+        default = default.value if hasattr(default, "value") else default
+        default = list(default) if isinstance(default, tuple) else default
+        if field_name == "jobs" or key in ("select", "ignore", "compileForward"):
+            assert extension[key].get("default", None) in (default, None), key
+        else:
+            assert extension[key].get("default") == default, f"{key}: the extension's default differs from the server's"
+        if "enum" in extension[key]:
+            accepted = {v for v in extension[key]["enum"] if _accepted(server[key][1], v)}
+            assert accepted == set(extension[key]["enum"]), f"{key}: the extension offers a choice the server rejects"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    table = set(re.findall(r"^\| `(\w+)`(?:, `(\w+)`)? \|", readme, re.MULTILINE))
+    documented = {k for pair in table for k in pair if k}
+    assert set(server) <= documented, f"settings missing from the README table: {sorted(set(server) - documented)}"
+
+
+def _accepted(check: object, value: object) -> bool:
+    try:
+        check(value)  # type: ignore[operator]
+    except ValueError:
+        return False
+    return True
