@@ -36,7 +36,8 @@ class Item(TensorMethodRule):
     message = "`{subject}` copies a tensor value into a Python number"
     why = _WHY_VALUE
     fix = (
-        "Keep the 0-d tensor (drop `.item()`) when the number only feeds tensor arithmetic; otherwise "
+        "Keep the 0-d tensor (`t.detach()` for `t.item()`: a number carries no gradient) when the number only feeds "
+        "tensor arithmetic, Python arithmetic on it included; otherwise "
         f"set {_CAPTURE} to trace it as a symbolic number."
     )
     methods = frozenset({"item"})
