@@ -57,15 +57,17 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
-        steps = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else []
+        steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else ([], None)
         end: ast.expr = steps[-1] if steps else call
-        if steps:
-            replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-            self._check_use(ctx, signatures, parent, end, value_dtype)
+            replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype)
         elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            if steps:
+                if problem is not None:
+                    raise DeclineError("python-arithmetic", problem)
+                replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
             chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
@@ -153,17 +155,53 @@ class ScalarFixer:
             raise DeclineError("unused", f"`{name}` is never used")
         chains: list[tuple[ast.expr, str]] = []
         for use in uses:
-            steps = _python_steps(ctx, signatures, use, value_dtype)
+            steps, problem = _python_steps(ctx, signatures, use, value_dtype)
             end: ast.expr = steps[-1] if steps else use
             parent = ctx.parent(end)
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
                 context = ctx.code(parent)[:40] if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
-            self._check_use(ctx, signatures, parent, end, value_dtype)
+            text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype)
             if steps:
-                chains.append((end, _chain_text(ctx, use, steps, use, name, value_dtype)))
+                chains.append((end, text))
         return chains
+
+    def _into_arithmetic(
+        self,
+        ctx: FixContext,
+        signatures: Signatures,
+        start: ast.expr,
+        steps: list[ast.expr],
+        problem: str | None,
+        operation: ast.BinOp,
+        tensor: ast.expr,
+        base: str,
+        value_dtype: tuple,
+    ) -> str:
+        """The number (`base`, after its Python `steps`) as an operand of tensor arithmetic. Where
+        the other operand is a named floating tensor, Python's float64 number is rounded once to
+        that tensor's dtype, as the operation itself rounded the Python number: exact whatever the
+        value's own dtype (`(n.double() / 2).to(x.dtype)`). Otherwise the value keeps its own
+        dtype, which must then give the result the dtype it had (`_check_use`)."""
+        if not steps:
+            self._check_use(ctx, signatures, operation, start, value_dtype)
+            return base
+        end = steps[-1]
+        other = operation.right if operation.left is end else operation.left
+        own_dtype: DeclineError | None = None
+        if problem is None:
+            try:
+                self._check_use(ctx, signatures, operation, end, value_dtype)
+                return _chain_text(ctx, start, steps, tensor, base, value_dtype)
+            except DeclineError as declined:
+                own_dtype = declined
+        target = _floating_dtype(ctx, signatures, other)
+        if target is not None:
+            return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
+        if own_dtype is not None:
+            raise own_dtype
+        raise DeclineError("python-arithmetic", f"{problem}, and `{ctx.code(other)[:30]}` is not a tensor known to be floating, whose dtype it could take")
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
@@ -209,16 +247,32 @@ def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
     return ctx.cst_node(function, node, cst.BinaryOperation if isinstance(node, ast.BinOp) else cst.Call)  # type: ignore[arg-type]
 
 
-def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> list[ast.expr]:
+def _floating_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
+    """The dtype of `node`, a tensor known to be floating, as code: `torch.float32` when known,
+    `x.dtype` for a name or `self.scale` (read again), None otherwise."""
+    if ctx.kind(node) not in TENSOR_KINDS:
+        return None
+    dtype = signatures._norm(signatures.of(node).dtype)
+    if dtype[0] == "const" and dtype[1] in FLOATS:
+        return f"{ctx.torch_name()}.{dtype[1]}"
+    reference = isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
+    return f"{ctx.code(node)}.dtype" if reference and signatures.is_floating(dtype) else None
+
+
+def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> tuple[list[ast.expr], str | None]:
     """The Python arithmetic the number goes through before it meets a tensor, innermost first:
     `t.item() + eps`, `max(t.item(), 1)`. Kept as tensor arithmetic only where it computes the
     same number: an integer stays exact with integers (+, -, *, max, min); a floating value is
     computed in float64, as Python does, and rounded once at the end. Never with the number as a
     divisor (Python raises ZeroDivisionError at 0); a divisor that may be 0 is guarded so that
-    Python's error is kept (`_graphmend_float_divisor`)."""
+    Python's error is kept (`_graphmend_float_divisor`). The second value says why the steps would
+    not compute the same number in the value's own dtype (None: they do); float64 and rounding to
+    the dtype of the tensor the result meets still may (`_into_arithmetic`)."""
     floating = signatures.is_floating(value_dtype)
     integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS and value_dtype[1] != "bool"
     steps: list[ast.expr] = []
+    problem: str | None = None
+    python_float = floating  # whether Python holds a float at this step (an int divides by 0 with another message)
     node: ast.expr = start
     while len(steps) < 8:
         parent = ctx.parent(node)
@@ -229,6 +283,9 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
                 break  # a tensor, or not a number: the use itself is checked next
             if isinstance(parent.op, ast.Div) and parent.right is node:
                 raise DeclineError("python-arithmetic", f"`{ctx.code(other)[:30]}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
+            if isinstance(parent.op, ast.Div) and not _nonzero_literal(other) and not (python_float or kind == "float"):
+                raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` divides integers: at 0 Python's error message is not the one kept for floats")
+            python_float = python_float or kind == "float" or isinstance(parent.op, ast.Div)
         elif isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.max", "builtins.min"):
             if len(parent.args) != 2 or parent.keywords or parent.args[0] is not node:
                 raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
@@ -238,21 +295,26 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
         else:
             break
         if not (floating or integral):
-            raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` is Python arithmetic on a number of unknown dtype: only for a known floating or integer dtype is the same number computed")
+            problem = problem or f"`{ctx.code(parent)[:40]}` is Python arithmetic on a number of unknown dtype"
         if integral and (kind == "float" or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div))):
-            raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` turns an integer into a Python float (float64): as a tensor it would be float32")
+            problem = problem or f"`{ctx.code(parent)[:40]}` turns an integer into a Python float (float64)"
         steps.append(parent)
         node = parent
-    return steps
+    return steps, problem
 
 
-def _chain_text(ctx: FixContext, call: ast.expr, steps: list[ast.expr], tensor: ast.expr, base: str, value_dtype: tuple) -> str:
+def _chain_text(
+    ctx: FixContext, call: ast.expr, steps: list[ast.expr], tensor: ast.expr, base: str, value_dtype: tuple, back: str | None = None
+) -> str:
     """The steps as tensor operations on `base` (the 0-d tensor): `max`/`min` -> `torch.clamp`;
-    a floating value is taken in float64 and the result brought back to its own dtype."""
+    a floating value is taken in float64 and the result brought back to its own dtype, or to
+    `back` (the dtype of the tensor it meets) when given."""
     torch = ctx.torch_name()
-    doubled = value_dtype[0] != "const" or value_dtype[1] in FLOATS
-    arithmetic = any(isinstance(s, ast.BinOp) for s in steps)
-    if doubled and arithmetic:
+    doubled = back is not None or value_dtype[0] != "const" or value_dtype[1] in FLOATS
+    arithmetic = back is not None or any(isinstance(s, ast.BinOp) for s in steps)
+    if back is not None:
+        base = f"{base}.double()"
+    elif doubled and arithmetic:
         if value_dtype[0] == "const":
             back = f"{torch}.{value_dtype[1]}"
         elif isinstance(tensor, (ast.Name, ast.Attribute)):
