@@ -395,6 +395,8 @@ def test_a_disable_alias_re_exported_by_another_module_is_seen(project: Path, ca
     )
     _, out, _ = run(capsys, "check", "--format", "json", "pkg")
     assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 12, "GM502")]
+    _, out, _ = run(capsys, "check", "--format", "json", "pkg/model.py")  # pre-commit: the changed file only
+    assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 12, "GM502")]
     _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
     assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 9, "GM401")]  # one file cannot tell
 

@@ -360,6 +360,28 @@ async def test_a_helper_called_from_compiled_code_in_another_file_is_analysed(cl
     assert [(d.code, d.range.start.line) for d in found] == [("GM101", 4)]  # in scale, not in unused
 
 
+async def test_a_disable_alias_re_exported_in_the_package_is_seen(client: LanguageClient) -> None:
+    """timm's shape, with only the model file open: `disable_compiler` is bound in `layers/_fx.py`
+    and re-exported by `layers/__init__.py`; the server reads those modules (never runs them), so
+    the call of the decorated method is the break (GM502), not the never-traced `nonzero` in it."""
+    for name, text in (
+        ("pkg/__init__.py", ""),
+        ("pkg/layers/_fx.py", "import torch\n\n\ndef nullwrap(fn=None):\n    return fn\n\n\n"
+         'disable_compiler = getattr(getattr(torch, "compiler", None), "disable", None) or nullwrap\n'),
+        ("pkg/layers/__init__.py", "from ._fx import disable_compiler\n"),
+    ):
+        (client.workspace_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (client.workspace_path / name).write_text(text, encoding="utf-8")
+    model = (
+        "from torch import nn\n\nfrom .layers import disable_compiler\n\n\nclass Net(nn.Module):\n"
+        "    @disable_compiler\n    def pack(self, x):\n        return x.nonzero()\n\n"
+        "    def forward(self, x):\n        return self.pack(x).sum() + x.sum()\n"
+    )
+    uri = open_document(client, _write(client, "pkg/model.py", model))
+    found = await diagnostics(client, uri, pulls(client.profile), lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in found] == [("GM502", 11)]
+
+
 async def test_the_lightbulb_fix_all_is_resolved_only_when_chosen(client: LanguageClient) -> None:
     path = _write(client, "model.py", MODEL)
     uri = open_document(client, path)

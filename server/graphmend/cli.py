@@ -23,6 +23,7 @@ from .config import Config, ConfigError, config_for, load_config
 from .crossmodule import CallSite, ModuleNames, call_sites, disable_names, module_names, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
+from .imported_disables import ImportedDisables
 from .notebooks import NotebookError, read_notebook
 from .output import write_github, write_json, write_statistics, write_text
 from .progress import tracked
@@ -294,6 +295,10 @@ def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Con
     else:
         start = args.paths[0] if args.paths else Path(".")
         config = config_for(start if start.exists() else Path("."))
+    if not getattr(args, "no_cross_module", True):
+        # a name bound to torch.compiler.disable in the file's package, checked or not (pre-commit
+        # checks only the files that changed)
+        config = replace(config, disable_resolver=ImportedDisables().names_for)
     return config.with_overrides(
         select=args.select if overrides else None,
         ignore=args.ignore if overrides else None,

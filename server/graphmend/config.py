@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -59,6 +59,9 @@ class Config:
     # names this file imports that another checked module binds to torch.compiler.disable
     # (`disable_compiler` re-exported by timm.layers): set by the command line's cross-module pass
     disable_names: tuple[str, ...] = ()
+    # the same found for one file at a time (the language server: imported_disables.py), from the
+    # file's path and its imports; not part of the configuration's identity
+    disable_resolver: Callable[[str, dict[str, str]], tuple[str, ...]] | None = field(default=None, compare=False, hash=False)
 
     def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:
         """The `compiled` entries (and the sample targets, which the user compiles to confirm them)

@@ -29,6 +29,7 @@ from ..analysis.source import SourceFile
 from ..config import Config
 from ..files import read_source
 from ..findings import Finding
+from ..imported_disables import ImportedDisables
 from ..notebooks import CellSpan
 from ..runtime.compare import compare, files_to_compare
 from ..runtime.runner import ConfirmError, RunOptions, kill_all, run_sample
@@ -94,6 +95,7 @@ class GraphMendServer(LanguageServer):
         self.store = DocumentStore()
         self.configs = ConfigCache()
         self.crossfile = CrossFileIndex()
+        self.imported_disables = ImportedDisables()  # names bound to torch.compiler.disable in other files
         self.runtime = RuntimeStore()  # the last TorchDynamo run of each sample
         self.pull = False  # decided at initialization
         self.generation = 0  # bumped when settings or configuration change every document's result
@@ -154,7 +156,7 @@ class GraphMendServer(LanguageServer):
             self.show_once(f"config:{error}", f"GraphMend: {error}; using the default configuration", types.MessageType.Error)
         config = editor_config(config, self.settings)
         if self.settings.cross_file and path is not None:
-            config = replace(config, extra_entries=self.crossfile.entries_for(path))
+            config = replace(config, extra_entries=self.crossfile.entries_for(path), disable_resolver=self.imported_disables.names_for)
         return config
 
     def apply_settings(self, raw: Any) -> None:

@@ -1,0 +1,111 @@
+"""Names a file imports from its own package that are bound to `torch.compiler.disable` there.
+
+timm binds `disable_compiler = getattr(torch.compiler, "disable", None) or nullwrap` in
+`layers/_fx.py`, re-exports it from `layers/__init__.py`, and decorates model methods with it in
+`models/naflexvit.py`. The command line finds such names over every file it checks
+(crossmodule.disable_names); the language server analyses one open file at a time, so it asks
+here, for the imports of that file: each import that resolves inside the file's package is
+followed to the module that binds it, through re-exports, by reading and parsing those modules
+(never running them), cached by their size and modification time.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from pathlib import Path
+
+from .analysis.symbols import build_index
+from .crossmodule import _absolute, _module_name
+
+MAX_RE_EXPORTS = 4  # `pkg/__init__.py` -> `pkg/layers/__init__.py` -> `pkg/layers/_fx.py` is 2
+MAX_MODULE_BYTES = 2_000_000
+
+
+class ImportedDisables:
+    """A cache of what each module of a package binds and imports, keyed by file."""
+
+    def __init__(self) -> None:
+        self._modules: dict[Path, tuple[tuple[int, int], dict[str, str], frozenset[str]]] = {}
+        self._lock = threading.Lock()
+
+    def __getstate__(self) -> dict[str, object]:
+        return {}  # sent to worker processes: each starts with an empty cache (and its own lock)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+
+    def names_for(self, path: str | Path, imports: dict[str, str]) -> tuple[str, ...]:
+        """The local names among `imports` (local name -> imported dotted name, relative ones
+        starting with ".") of the file at `path` that its package binds to torch.compiler.disable."""
+        file = Path(path)
+        if not file.is_file():
+            return ()
+        here = _module_name(file)
+        if not here:
+            return ()  # not inside a package: its imports cannot be placed
+        top = here.split(".")[0]
+        root = _package_root(file, here)
+        found = []
+        for local, target in imports.items():
+            absolute = _absolute(target, here, file.name == "__init__.py")
+            if absolute.split(".")[0] == top and self._binds_disable(root, absolute, 0):
+                found.append(local)
+        return tuple(sorted(found))
+
+    def _binds_disable(self, root: Path, dotted: str, depth: int) -> bool:
+        module, _, name = dotted.rpartition(".")
+        if not module or depth > MAX_RE_EXPORTS:
+            return False
+        file = _module_file(root, module)
+        if file is None:
+            return False
+        facts = self._facts(file)
+        if facts is None:
+            return False
+        imports, aliases = facts
+        if name in aliases:
+            return True
+        if name in imports:
+            return self._binds_disable(root, _absolute(imports[name], module, file.name == "__init__.py"), depth + 1)
+        return False
+
+    def _facts(self, file: Path) -> tuple[dict[str, str], frozenset[str]] | None:
+        """The module's imports and its names bound to torch.compiler.disable (None: unreadable)."""
+        try:
+            stat = file.stat()
+        except OSError:
+            return None
+        stamp = (stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            cached = self._modules.get(file)
+        if cached is not None and cached[0] == stamp:
+            return cached[1], cached[2]
+        if stat.st_size > MAX_MODULE_BYTES:
+            return None
+        try:
+            tree = ast.parse(file.read_bytes())
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        index = build_index(tree)
+        facts = (dict(index.imports), frozenset(index.disable_aliases))
+        with self._lock:
+            self._modules[file] = (stamp, *facts)
+        return facts
+
+
+def _package_root(file: Path, dotted: str) -> Path:
+    """The directory that holds the outermost package of `file` (`dotted` is its module name)."""
+    packages = dotted.count(".") + (1 if file.name == "__init__.py" else 0)  # package folders above the file
+    folder = file.resolve().parent
+    for _ in range(packages):
+        folder = folder.parent
+    return folder
+
+
+def _module_file(root: Path, module: str) -> Path | None:
+    base = root.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
