@@ -18,6 +18,7 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext
 from .effects import EFFECT_FUNCTIONS, LOGGER_METHODS
+from .purity import RANDOM
 
 _READING_BUILTINS = frozenset(
     {
@@ -34,6 +35,10 @@ _READING_METHODS = frozenset(
         "replace", "get", "keys", "values", "items", "count", "index", "find", "title", "capitalize",
     }
 )  # fmt: skip
+# torch functions and tensor methods with effects beyond their result: inside the op they would
+# happen in another order relative to the graph's own random numbers, saves and collectives.
+_GLOBAL_STATE_FUNCTIONS = frozenset({"save", "load", "manual_seed", "seed", "initial_seed", "set_rng_state", "get_rng_state", "backward"})
+_SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
 _STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.For, ast.Raise, ast.Assert, ast.Return, ast.Pass)
 
 
@@ -99,12 +104,18 @@ def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, dep
         return f"`{ctx.code(call)[:40]}` writes into `out=`"
     if name.startswith("torch."):
         leaf = name.rsplit(".", 1)[1]
-        return None if not leaf.endswith("_") else f"`{ctx.code(call)[:40]}` writes in place"
+        if leaf.endswith("_"):
+            return f"`{ctx.code(call)[:40]}` writes in place"
+        if leaf in RANDOM or leaf in _GLOBAL_STATE_FUNCTIONS or leaf.startswith("set_") or any(p in name for p in (".distributed.", ".autograd.")):
+            return f"`{ctx.code(call)[:40]}` draws random numbers, changes process state or communicates"
+        return None
     if isinstance(func, ast.Attribute) and not name:
         if func.attr in LOGGER_METHODS:
             return None  # a logger call (effects.py decides which loggers a move keeps; a local check here)
         if func.attr.endswith("_") and not func.attr.startswith("_"):
             return f"`{ctx.code(call)[:40]}` writes in place"
+        if func.attr in RANDOM or func.attr in _SIDE_EFFECT_METHODS:
+            return f"`{ctx.code(call)[:40]}` draws random numbers or changes autograd state"
         if ctx.kind(func.value) in TENSOR_KINDS or func.attr in _READING_METHODS:
             return None  # a method that reads (`x.isnan()`, `x.all()`, `x.item()`, `"...".format()`)
         return f"it calls `{ctx.code(func)[:40]}`, which may change state"
