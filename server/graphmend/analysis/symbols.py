@@ -160,6 +160,25 @@ class ModuleIndex:
         """`self.<name> = nn.LSTM(...)` in the class or an in-file base -> "LSTM"."""
         return self._inherited(cls, lambda info: info.attr_torch_classes, name, set())
 
+    def subclass_torch_classes(self, cls: ClassInfo, name: str) -> list[tuple[str, str]]:
+        """(subclass, "LSTM") for each in-file subclass of `cls` whose `self.<name>` is a torch
+        layer: timm's `LSTM2d(RNN2dBase)` sets the `rnn_v` that the base's `forward` calls."""
+        found = []
+        for info in self.classes.values():
+            if info is not cls and self._derives_from(info, cls.name, set()):
+                layer = self.attr_torch_class(info, name)
+                if layer is not None:
+                    found.append((info.name, layer))
+        return found
+
+    def _derives_from(self, cls: ClassInfo, base: str, seen: set[str]) -> bool:
+        seen.add(cls.name)
+        for parent in cls.local_bases:
+            info = self.classes.get(parent)
+            if parent == base or (info is not None and info.name not in seen and self._derives_from(info, base, seen)):
+                return True
+        return False
+
     def _inherited(self, cls: ClassInfo, table, name: str, seen: set[str]):  # type: ignore[no-untyped-def]
         """`table(cls)[name]`, else the first in-file base's (depth first)."""
         found = table(cls)

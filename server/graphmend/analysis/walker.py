@@ -197,6 +197,11 @@ class FunctionWalker(Evaluator):
             return None
         return self.index.attr_torch_class(self.cls, node.attr)
 
+    def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
+        if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):
+            return []
+        return self.index.subclass_torch_classes(self.cls, node.attr)
+
     def once(self, key: str) -> bool:
         if key in self._once:
             return False

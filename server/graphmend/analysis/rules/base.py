@@ -76,6 +76,10 @@ class RuleContext(Protocol):
         """`self.rnn` set up in `__init__` as `nn.LSTM(...)` -> "LSTM"; None when unknown."""
         ...
 
+    def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
+        """(subclass, "LSTM") for each in-file subclass that sets `self.rnn` to a torch layer."""
+        ...
+
     def report(
         self,
         rule: Rule,

@@ -896,7 +896,7 @@ class ModuleConstruction(Rule):
 class RecurrentModuleCall(Rule):
     code = "GM518"
     name = "recurrent-module-call"
-    message = "`{subject}` calls an `nn.{module}`"
+    message = "`{subject}` calls an `nn.{module}`{where}"
     why = (
         "dynamo does not trace `nn.LSTM`, `nn.GRU` or `nn.RNN` unless `torch._dynamo.config.allow_rnn` is set "
         "(found by the real-model benchmark: parakeet, nemotron ASR); it gives up on the calling function"
@@ -911,7 +911,13 @@ class RecurrentModuleCall(Rule):
         assert isinstance(node, ast.Call)
         module = ctx.torch_module_class(node.func)
         if module in self.recurrent:
-            ctx.report(self, node, module=module)
+            ctx.report(self, node, module=module, where="")
+            return
+        # a base class's forward calling what a subclass sets up (timm's LSTM2d(RNN2dBase))
+        subclasses = [(name, layer) for name, layer in ctx.subclass_torch_module_classes(node.func) if layer in self.recurrent]
+        if subclasses:
+            names = ", ".join(f"`{name}`" for name, _ in subclasses[:3])
+            ctx.report(self, node, module=subclasses[0][1], where=f" in instances of {names}, which set it")
 
     breaks = (
         example(
@@ -952,6 +958,30 @@ class RecurrentModuleCall(Rule):
                 return Decoder(), (torch.randn(3, 2, 4),), {}
             """,
             note="a GRU, sequence-first",
+        ),
+        example(
+            """
+            import torch
+            from torch import nn
+
+            class RNN2dBase(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.Identity()
+
+                def forward(self, x):
+                    y, _ = self.rnn(x * 2)  # expect: GM518
+                    return y.sum()
+
+            class LSTM2d(RNN2dBase):
+                def __init__(self):
+                    super().__init__()
+                    self.rnn = nn.LSTM(4, 4, batch_first=True)
+
+            def sample():
+                return LSTM2d(), (torch.randn(2, 3, 4),), {}
+            """,
+            note="timm's sequencer: the base's forward calls the LSTM a subclass sets up",
         ),
     )
     ok = (

@@ -177,7 +177,7 @@ class ConfigFlagFixer:
         flag = _FLAG_FOR[finding.code]
         if module_flag_value(ctx, flag) is not None:
             raise DeclineError("flag-already-set", f"this module already sets `torch._dynamo.config.{flag}`; graphmend will not override it")
-        if finding.code == "GM518" and _recurrent_class(ctx, finding) == "LSTM":
+        if finding.code == "GM518" and "LSTM" in _recurrent_classes(ctx, finding):
             raise DeclineError(
                 "flag-breaks-inductor",
                 "with allow_rnn, inductor on CPU fails to compile an nn.LSTM that needs gradients on torch 2.13 "
@@ -215,14 +215,16 @@ def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
             )
 
 
-def _recurrent_class(ctx: FixContext, finding: Finding) -> str | None:
-    """`self.rnn(x)` -> "LSTM" when the class (or an in-file base) sets `self.rnn = nn.LSTM(...)`."""
+def _recurrent_classes(ctx: FixContext, finding: Finding) -> set[str]:
+    """`self.rnn(x)` -> {"LSTM"} when the class (or an in-file base) sets `self.rnn = nn.LSTM(...)`,
+    and the layers in-file subclasses set it to (timm's LSTM2d(RNN2dBase))."""
     call = ctx.node_for(finding, (ast.Call,))
     function = ctx.function_of(call) if call is not None else None
     owner = ctx.index.owner.get(id(function)) if function is not None else None
     if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and owner is not None):
-        return None
-    return ctx.index.attr_torch_class(owner, call.func.attr)
+        return set()
+    own = ctx.index.attr_torch_class(owner, call.func.attr)
+    return ({own} if own else set()) | {layer for _, layer in ctx.index.subclass_torch_classes(owner, call.func.attr)}
 
 
 def flag_edit(ctx: FixContext, flag: str) -> Edit:
