@@ -78,14 +78,21 @@ class ScalarFixer:
         edits = [ctx.rewrite(function, replacements)]
         if any(FLOAT_DIVISOR in text for text in [replacement, *(t for _, t in chains)]):
             edits += helper_edits(ctx, FLOAT_DIVISOR)
-        steps = steps or [node for node, _ in chains]
-        if replacement.endswith(".trunc()"):
+        texts = [replacement, *(t for _, t in chains)]
+        originals = [ctx.code(end), *(ctx.code(node) for node, _ in chains)]
+
+        def added(marker: str) -> bool:  # the rewrite wrote it (the user's code may hold it already)
+            return sum(t.count(marker) for t in texts) > sum(o.count(marker) for o in originals)
+
+        if ".trunc()" in replacement:
             # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
             return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
-        if any(".double()" in text for text in [replacement, *(t for _, t in chains)]):
+        if added(".double()"):
             return Fix(finding, f"{self.title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
-        if steps:
+        if added(".clamp("):
             return Fix(finding, f"{self.title} (Python's max/min of it as torch.clamp)", Safety.SAFE, tuple(edits))
+        if added(".to("):
+            return Fix(finding, f"{self.title} (rounded to the dtype of the tensor it meets, as the Python number was)", Safety.SAFE, tuple(edits))
         return Fix(finding, self.title, Safety.SAFE, tuple(edits))
 
     def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
@@ -163,7 +170,7 @@ class ScalarFixer:
                 context = ctx.code(parent)[:40] if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
             text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype)
-            if steps:
+            if text != name:
                 chains.append((end, text))
         return chains
 
@@ -185,7 +192,16 @@ class ScalarFixer:
         value's own dtype (`(n.double() / 2).to(x.dtype)`). Otherwise the value keeps its own
         dtype, which must then give the result the dtype it had (`_check_use`)."""
         if not steps:
-            self._check_use(ctx, signatures, operation, start, value_dtype)
+            try:
+                self._check_use(ctx, signatures, operation, start, value_dtype)
+            except DeclineError as declined:
+                # `x * t.item()` with a float64 `t` and a float32 `x`: Python rounded the number to
+                # `x`'s dtype when it met `x`; rounding the 0-d tensor to it first is the same
+                other = operation.right if operation.left is start else operation.left
+                target = _floating_dtype(ctx, signatures, other) if declined.key == "dtype-mismatch" else None
+                if target is None:
+                    raise
+                return f"{base}.to({target})"
             return base
         end = steps[-1]
         other = operation.right if operation.left is end else operation.left
@@ -244,7 +260,8 @@ def _nonzero_literal(node: ast.expr) -> bool:
 
 
 def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
-    return ctx.cst_node(function, node, cst.BinaryOperation if isinstance(node, ast.BinOp) else cst.Call)  # type: ignore[arg-type]
+    kind = cst.BinaryOperation if isinstance(node, ast.BinOp) else cst.Name if isinstance(node, ast.Name) else cst.Call
+    return ctx.cst_node(function, node, kind)  # type: ignore[arg-type]
 
 
 def _floating_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
