@@ -447,3 +447,20 @@ def test_naming_a_module_class_as_compiled_changes_nothing_about_its_forward(pro
     (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["net.py:Net"]\n')
     _, after, _ = run(capsys, "check", "--format", "json", "net.py")
     assert json.loads(before) == json.loads(after) == []
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(project: Path) -> None:
+    """`graphmend check --format json | head -c 100`: the pipe closes while GraphMend still writes.
+    It stops quietly (exit 1, nothing on stderr) instead of printing a BrokenPipeError traceback."""
+    body = "".join(f"\n\n@torch.compile\ndef f{n}(x):\n    print('step', {n})\n    return x.item()\n" for n in range(200))
+    (project / "many.py").write_text("import torch\n" + body, encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmend", "check", "--format", "json", "many.py"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=project,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert len(process.stdout.read(100)) == 100
+    process.stdout.close()  # the reader leaves
+    errors = process.stderr.read().decode()
+    assert process.wait(timeout=60) == 1
+    assert "Traceback" not in errors and "BrokenPipe" not in errors, errors

@@ -499,6 +499,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.setrecursionlimit(max(sys.getrecursionlimit(), RECURSION_LIMIT))
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        return _run(parser, args)
+    except BrokenPipeError:
+        # `graphmend check | head`: the reader left; stop quietly, as other command-line tools do
+        # (and keep Python from reporting the same error again when it flushes stdout at exit)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FINDINGS
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if args.command == "check":
         return run_check(args)
     if args.command == "fix":
