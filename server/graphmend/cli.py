@@ -20,7 +20,7 @@ from . import explain as explain_command
 from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .config import Config, ConfigError, config_for, load_config
-from .crossmodule import CallSite, ModuleNames, call_sites, disable_names, module_names, resolve
+from .crossmodule import CallSite, call_sites, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .imported_disables import ImportedDisables
@@ -46,7 +46,6 @@ class FileResult:
     fixes: dict[int, Fix] = field(default_factory=dict)  # by index into `findings`: the safe fix of each
     cells: list[int] | None = None  # a notebook: each finding's cell (its span is in the cell's lines)
     sites: tuple[CallSite, ...] = ()  # calls its compiled code makes to imported names (cross-module)
-    names: ModuleNames | None = None  # its imports and disable aliases (cross-module)
 
     @property
     def fixable(self) -> frozenset[int]:
@@ -63,7 +62,7 @@ def check_file(path: Path, config: Config) -> FileResult:
         return _check_notebook(path, source.text, config)
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
     return FileResult(
-        path, result.findings, fixes=safe_fixes(result), sites=call_sites(result, source.text), names=module_names(result, path.resolve())
+        path, result.findings, fixes=safe_fixes(result), sites=call_sites(result, source.text)
     )
 
 
@@ -114,21 +113,17 @@ def check_files_and_entries(
     paths: list[Path], config: Config, jobs: int, cross_module: bool = True
 ) -> tuple[list[FileResult], dict[Path, Config]]:
     """`check_files`, and the configuration each file was last checked with where the others
-    changed it: extra compiled entries (functions the others' compiled code calls) and imported
-    names another module binds to `torch.compiler.disable`."""
+    changed it: extra compiled entries (functions the others' compiled code calls). Imported names
+    another module binds to `torch.compiler.disable` are the configuration's `disable_resolver`'s."""
     results = _check_each([(p, config) for p in paths], jobs, "checking")
     entries: dict[Path, dict[str, str]] = {}
     if not cross_module or len(paths) < 2:
         return results, {}
     by_path = {r.path.resolve(): n for n, r in enumerate(results)}
-    disables = disable_names([r.names for r in results if r.names is not None])
 
     def config_for(path: Path) -> Config:
-        return replace(config, extra_entries=tuple(sorted(entries.get(path, {}).items())), disable_names=disables.get(path, ()))
+        return replace(config, extra_entries=tuple(sorted(entries.get(path, {}).items())))
 
-    pending = _check_each([(results[by_path[p]].path, config_for(p)) for p in sorted(disables)], jobs, "following aliases")
-    for result in pending:
-        results[by_path[result.path.resolve()]] = result
     pending = results
     for _ in range(MAX_CROSS_MODULE_ROUNDS):
         grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes, jobs)
@@ -137,7 +132,7 @@ def check_files_and_entries(
         pending = _check_each([(results[by_path[t]].path, config_for(t)) for t in sorted(grown)], jobs, "following calls")
         for result in pending:
             results[by_path[result.path.resolve()]] = result
-    return results, {path: config_for(path) for path in set(entries) | set(disables)}
+    return results, {path: config_for(path) for path in entries}
 
 
 MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calling helper

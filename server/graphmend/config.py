@@ -56,11 +56,9 @@ class Config:
     # script, a notebook): `losses.py:focal_loss`, `models/*.py:Decoder.step`, `sched.py:Euler`
     compiled: tuple[str, ...] = ()
     named_entries: tuple[tuple[str, str], ...] = ()  # compiled_in(path) of the file being analysed
-    # names this file imports that another checked module binds to torch.compiler.disable
-    # (`disable_compiler` re-exported by timm.layers): set by the command line's cross-module pass
-    disable_names: tuple[str, ...] = ()
-    # the same found for one file at a time (the language server: imported_disables.py), from the
-    # file's path and its imports; not part of the configuration's identity
+    # the names a file imports that its package binds to torch.compiler.disable (timm.layers
+    # re-exporting `disable_compiler`), from the file's path and imports (imported_disables.py);
+    # set by the language server and by check/fix, not part of the configuration's identity
     disable_resolver: Callable[[str, dict[str, str]], tuple[str, ...]] | None = field(default=None, compare=False, hash=False)
 
     def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:

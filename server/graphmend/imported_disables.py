@@ -2,11 +2,12 @@
 
 timm binds `disable_compiler = getattr(torch.compiler, "disable", None) or nullwrap` in
 `layers/_fx.py`, re-exports it from `layers/__init__.py`, and decorates model methods with it in
-`models/naflexvit.py`. The command line finds such names over every file it checks
-(crossmodule.disable_names); the language server analyses one open file at a time, so it asks
-here, for the imports of that file: each import that resolves inside the file's package is
-followed to the module that binds it, through re-exports, by reading and parsing those modules
-(never running them), cached by their size and modification time.
+`models/naflexvit.py`. The analyser works on one file, so it asks here (`Config.disable_resolver`,
+set by the language server and by `check`/`fix` unless --no-cross-module), for the imports of that
+file: each import that resolves inside the file's package is followed to the module that binds
+it, through re-exports, by reading and parsing those modules (never running them), cached by
+their size and modification time. Module names come from the package layout (directories with
+`__init__.py`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import threading
 from pathlib import Path
 
 from .analysis.symbols import build_index
-from .crossmodule import _absolute, _module_name
 
 MAX_RE_EXPORTS = 4  # `pkg/__init__.py` -> `pkg/layers/__init__.py` -> `pkg/layers/_fx.py` is 2
 MAX_MODULE_BYTES = 2_000_000
@@ -41,14 +41,14 @@ class ImportedDisables:
         file = Path(path)
         if not file.is_file():
             return ()
-        here = _module_name(file)
+        here = module_name(file)
         if not here:
             return ()  # not inside a package: its imports cannot be placed
         top = here.split(".")[0]
         root = _package_root(file, here)
         found = []
         for local, target in imports.items():
-            absolute = _absolute(target, here, file.name == "__init__.py")
+            absolute = absolute_import(target, here, file.name == "__init__.py")
             if absolute.split(".")[0] == top and self._binds_disable(root, absolute, 0):
                 found.append(local)
         return tuple(sorted(found))
@@ -67,7 +67,7 @@ class ImportedDisables:
         if name in aliases:
             return True
         if name in imports:
-            return self._binds_disable(root, _absolute(imports[name], module, file.name == "__init__.py"), depth + 1)
+            return self._binds_disable(root, absolute_import(imports[name], module, file.name == "__init__.py"), depth + 1)
         return False
 
     def _facts(self, file: Path) -> tuple[dict[str, str], frozenset[str]] | None:
@@ -109,3 +109,24 @@ def _module_file(root: Path, module: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def module_name(path: Path) -> str:
+    """`pkg/sub/mod.py` -> "pkg.sub.mod" (`__init__.py` -> "pkg.sub"), up to the outermost package."""
+    parts = [] if path.name == "__init__.py" else [path.stem]
+    folder = path.resolve().parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts)
+
+
+def absolute_import(target: str, module: str, is_package: bool) -> str:
+    """A relative import target made absolute from the importing module's dotted name."""
+    if not target.startswith("."):
+        return target
+    level = len(target) - len(target.lstrip("."))
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    rest = target.lstrip(".")
+    return ".".join([*base, rest]) if rest else ".".join(base)

@@ -90,11 +90,11 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
         return AnalysisResult([_parse_failure(text, exc)], {})
     except (ValueError, RecursionError, MemoryError) as exc:
         return AnalysisResult([_unparsable(text, exc)], {})
-    index = build_index(tree, config.disable_names)
+    index = build_index(tree)
     if config.disable_resolver is not None:  # names bound to disable elsewhere in the file's package
         imported = config.disable_resolver(path, dict(index.imports))
         if imported:  # the index reads decorators through the imports: build it again knowing them
-            index = build_index(tree, (*config.disable_names, *imported))
+            index = build_index(tree, imported)
     index.dynamo_flags.update(config.dynamo_flags)
     complete_index(index, tree)
     codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))

@@ -18,15 +18,13 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext
 from .effects import EFFECT_FUNCTIONS, LOGGER_METHODS
+from .ordered_site import READING_BUILTINS
 from .purity import RANDOM
 
-_READING_BUILTINS = frozenset(
-    {
-        "str", "repr", "format", "len", "int", "float", "bool", "round", "abs", "min", "max", "sum", "type",
-        "isinstance", "issubclass", "tuple", "list", "sorted", "any", "all", "hasattr", "getattr", "range",
-        "enumerate", "zip", "set", "dict", "frozenset", "print", "callable", "id", "hash", "divmod", "pow",
-    }
-)  # fmt: skip
+# what moved code may call on passed values (ordered_site.py), and builtins that read nothing else
+_READING_BUILTINS = READING_BUILTINS | {
+    "issubclass", "range", "enumerate", "zip", "set", "dict", "frozenset", "print", "callable", "id", "hash", "divmod", "pow",
+}  # fmt: skip
 _READING_MODULES = ("math.", "operator.", "numbers.")
 # Methods of str, dict, list and tuple that only read.
 _READING_METHODS = frozenset(

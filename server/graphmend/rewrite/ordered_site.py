@@ -39,7 +39,7 @@ MAX_TEXT_PARAMS = 2
 # testing it does, and the test stays in the op's body.
 TRUTH_TESTS = frozenset({"GM101", "GM102", "GM103", "GM104"})
 # Calls the body may keep making on the passed values: builtins and formatting that only read.
-_READING_BUILTINS = frozenset(
+READING_BUILTINS = frozenset(
     {"str", "repr", "format", "len", "int", "float", "bool", "round", "abs", "min", "max", "sum", "type", "isinstance", "tuple", "list", "sorted", "any", "all", "hasattr", "getattr"}
 )
 _FORMAT_CONVERSION = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
@@ -311,7 +311,7 @@ class _Lifter:
         for node in ast.walk(expr):
             if isinstance(node, ast.Call):
                 name = self.ctx.qualname(node.func)
-                if name is not None and name.startswith("builtins.") and name[len("builtins.") :] in _READING_BUILTINS:
+                if name is not None and name.startswith("builtins.") and name[len("builtins.") :] in READING_BUILTINS:
                     continue
                 func = node.func
                 if isinstance(func, ast.Attribute) and (self.ctx.kind(func.value) in TENSOR_KINDS or value_type(self.ctx, func.value, self.function) == STR):

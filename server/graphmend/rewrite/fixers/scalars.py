@@ -25,7 +25,8 @@ from ..aliasing import is_fresh
 from ..compile_checks import FLOAT_DIVISOR, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
-from ..signatures import FLOATS, Signatures, floating_names
+from ..py_types import BOOL, FLOAT, INT, value_type
+from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -224,33 +225,19 @@ _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 
 def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
-    """"int" or "float" for a Python number (a literal, a name typed or inferred so, a module
-    constant set in `__init__`: "float" when the kind is not known), None otherwise."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        node = node.operand
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return type(node.value).__name__
-    if _is_size(ctx, node):
+    """"int" or "float" for a Python number (py_types: a literal, a size, a name typed or inferred
+    so; a value of unknown type that is no tensor counts as "float"), None otherwise."""
+    function = ctx.function_of(node)
+    known = value_type(ctx, node, function) if function is not None else None
+    if known in (INT, BOOL):
         return "int"
-    sig = signatures.of(node)
-    if sig.dtype[0] == "py" and sig.dtype[1] in ("int", "float"):
-        return str(sig.dtype[1])
-    if isinstance(node, ast.Attribute) and sig.dtype == ("unknown",) and sig.shape == ("scalar",):
+    if known == FLOAT:
+        return "float"
+    if isinstance(node, ast.Attribute) and signatures.of(node) == Sig(UNKNOWN, SCALAR_SHAPE):
         return "float"  # `self.eps`: a Python value set in __init__
     if isinstance(node, (ast.Name, ast.Attribute)) and ctx.kind(node) is Kind.PY:
         return "float"  # a Python value in arithmetic with a number is a number (or Python raises)
     return None
-
-
-def _is_size(ctx: FixContext, node: ast.expr) -> bool:
-    """`len(x)`, `x.shape[i]`, `x.size(i)`, `x.numel()`, `x.dim()`, `x.ndim`: a Python int."""
-    if isinstance(node, ast.Call) and ctx.qualname(node.func) == "builtins.len":
-        return True
-    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "shape":
-        return ctx.kind(node.value.value) in TENSOR_KINDS
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("size", "numel", "dim"):
-        return ctx.kind(node.func.value) in TENSOR_KINDS and (node.func.attr != "size" or len(node.args) == 1)
-    return isinstance(node, ast.Attribute) and node.attr == "ndim" and ctx.kind(node.value) in TENSOR_KINDS
 
 
 def _nonzero_literal(node: ast.expr) -> bool:
