@@ -80,12 +80,14 @@ _MASK_SELECTS_ALIKE_TEXT = '''
 
 def {name}(mask, *values, arithmetic=""):
     """Whether `mask` is a boolean tensor with the shape and device of `values`, tensors of one
-    dtype: then `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` exactly. With
-    `arithmetic` ("integer": `+ - *` by ints, "floating": also floats and `/`), the dtype must be
-    one such arithmetic keeps (not bool; floating), so the value written has `out`'s dtype.
+    dtype: then `x[mask]` holds the elements `torch.where(mask, x, ...)` keeps, so
+    `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` and `x[mask].sum()` is
+    `torch.where(mask, x, 0).sum()`. With `arithmetic` ("integer": `+ - *` by ints, "floating":
+    also floats and `/`), the dtype must be one such arithmetic keeps (not bool; floating), so the
+    value written has `out`'s dtype.
 
     Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
-    while tracing and costs no graph break; where it is False the original assignment runs.
+    while tracing and costs no graph break; where it is False the original code runs.
     """
     dtype = values[0].dtype if isinstance(values[0], {torch}.Tensor) else None
     return (

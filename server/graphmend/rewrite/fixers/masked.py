@@ -1,87 +1,306 @@
-"""GM402: a reduction over boolean-mask-selected elements -> a fixed-shape `torch.where` reduction.
+"""GM402/GM403: a reduction over boolean-mask-selected elements -> a fixed-shape `torch.where` reduction.
 
 `y[m].sum()` has a data-dependent shape in the middle; `torch.where(m, y, 0).sum()` does not, and
 gives the same value because the masked-out elements contribute the identity of the reduction
 (taxonomy P24a) - up to floating-point rounding: a vectorised sum over the longer tensor adds the
 selected values in another order (on 1,000 random floats, 163 of 200 sums differed in the last
-bits), so the title says so; integer and boolean sums are exact. Preconditions: a full reduction (no dim) of `sum`, `prod` or `mean`, and a mask
-with the same shape as the tensor (a mask over leading dimensions selects rows, which `where`
-would align with the trailing dimensions instead). `mean` becomes sum / count, which is NaN for
-an empty selection exactly like the original. `max`/`min` are declined: on an empty selection
+bits), so the title says so; integer and boolean sums are exact.
+
+The same holds for elementwise work on selections by one mask, the usual shape of a masked loss or
+accuracy: `(pred[m] - gt[m]).abs().mean()`, `(a.masked_select(m) == b.masked_select(m)).sum()`,
+`F.l1_loss(pred[m], gt[m])`. The elementwise work runs on every element and `where` keeps the
+selected results. Where that work is not linear (`abs`, a product of tensors, a loss), each input
+is first zeroed outside the mask (`pred.masked_fill(~m, 0)`): a NaN or inf in an unselected element
+(often the reason for the mask) would otherwise reach the gradient as `0 * nan`. Only operations
+that are finite at 0 with a finite derivative there are accepted, so the zeroed elements cost
+nothing in value or gradient.
+
+Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, or a loss with
+reduction `mean`/`sum`; one mask for every selection, with the shape of each selected tensor (a
+mask over leading dimensions selects rows, which `where` would align with the trailing dimensions
+instead). Where the shapes are not proven, `_graphmend_mask_selects_alike` (settled while tracing)
+chooses between the rewrite and the original expression. `mean` becomes sum / count, which is NaN
+for an empty selection exactly like the original. `max`/`min` are declined: on an empty selection
 the original raises, and a `-inf` identity would return a value instead.
 """
 
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS
-from ...findings import Finding
+from ...findings import Edit, Finding
+from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
+_REDUCTIONS = frozenset({*_IDENTITY, "mean"})
+_CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool"})
+# Elementwise methods/functions of one tensor, all finite at 0 with a finite derivative there.
+_LINEAR_UNARY = frozenset({"neg", "negative"})
+_NONLINEAR_UNARY = frozenset({"abs", "square", "absolute"})
+_BOOL_UNARY = frozenset({"logical_not", "isnan", "isfinite", "isinf", "isposinf", "isneginf", "signbit"})
+_BINARY = {  # method/function name -> the operator it is
+    "add": ast.Add, "sub": ast.Sub, "subtract": ast.Sub, "mul": ast.Mult, "multiply": ast.Mult,
+    "eq": ast.Eq, "ne": ast.NotEq, "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE,
+    "logical_and": ast.BitAnd, "logical_or": ast.BitOr, "logical_xor": ast.BitXor,
+}  # fmt: skip
+_COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+# Losses that are elementwise with reduction="none", finite at 0 with a finite derivative there,
+# and the constant keywords they may carry.
+_ELEMENTWISE_LOSSES = {"l1_loss": (), "mse_loss": (), "smooth_l1_loss": ("beta",), "huber_loss": ("delta",)}
+
+
+@dataclass(frozen=True)
+class _Selection:
+    node: ast.expr  # `x[m]`, `x.masked_select(m)` or `torch.masked_select(x, m)`
+    tensor: ast.expr
+    mask: ast.expr
+
+
+@dataclass(frozen=True)
+class _Reduction:
+    call: ast.Call  # the node the rewrite replaces
+    kind: str  # sum, prod, mean, nansum
+    operands: tuple[ast.expr, ...]  # the elementwise expressions it reduces (two for a loss)
+    loss: str | None = None  # the loss function's text, with its constant keywords
+    loss_keywords: tuple[ast.keyword, ...] = ()
 
 
 class MaskedReductionFixer:
-    codes = frozenset({"GM402"})
+    codes = frozenset({"GM402", "GM403"})
     safety = Safety.SAFE
     title = "Reduce with torch.where instead of selecting with a boolean mask (floating sums add in another order: equal up to rounding)"
+    title_elementwise = (
+        "Reduce with torch.where instead of selecting with a boolean mask: the elementwise work runs on every element and "
+        "unselected results are dropped (floating sums add in another order: equal up to rounding)"
+    )
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
-        subscript = ctx.node_for(finding, (ast.Subscript,))
-        if not isinstance(subscript, ast.Subscript):
+        node = ctx.node_for(finding, (ast.Subscript, ast.Call))
+        selection = _selection(ctx, node, trusted=True) if node is not None else None
+        if selection is None:
             raise DeclineError("no-node", "could not find the masked selection in the source")
-        function = ctx.function_of(subscript)
+        function = ctx.function_of(selection.node)
         if function is None:
             raise DeclineError("not-in-function", "the selection is not inside a function")
-        call, reduction = self._reduction(ctx, subscript)
-        mask, tensor = subscript.slice, subscript.value
-        if ctx.kind(mask) not in BOOL_KINDS:
+        reduction = _enclosing_reduction(ctx, selection.node)
+        if ctx.kind(selection.mask) not in BOOL_KINDS:
             raise DeclineError("not-a-mask", "the index is not a boolean mask")
+        leaves: list[_Selection] = []
+        nonlinear = any([_collect(ctx, operand, selection.mask, leaves) for operand in reduction.operands]) or reduction.loss is not None
+        mask = selection.mask
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
-        signatures = Signatures(ctx, floating_names(ctx, function, ctx.statement_of(subscript)), at=ctx.statement_of(subscript))
-        if not signatures.equal_shapes(signatures.of(mask), signatures.of(tensor)):
+        statement = ctx.statement_of(selection.node)
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        unproven = [leaf.tensor for leaf in leaves if not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
+        if unproven and not all(_plain(t) for t in [mask, *(leaf.tensor for leaf in leaves)]):
             raise DeclineError(
                 "mask-shape",
-                f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(tensor)[:30]}` "
-                "(a mask over leading dimensions selects rows)",
+                f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}` "
+                "(a mask over leading dimensions selects rows), and they are not plain names to check while tracing",
             )
-        torch = ctx.torch_name()
-        selected = f"{torch}.where({ctx.code(mask)}, {ctx.code(tensor)}, {{identity}})"
-        if reduction == "mean":
-            replacement = f"({selected.format(identity='0')}.sum() / {ctx.atom(mask)}.sum())"
-        else:
-            replacement = f"{selected.format(identity=_IDENTITY[reduction])}.{reduction}()"
-        target = ctx.cst_node(function, call, cst.Call)
-        edits = [ctx.rewrite(function, {target: cst.parse_expression(replacement)})]
+        replacement = _replacement(ctx, reduction, leaves, mask, nonlinear)
+        edits: list[Edit] = []
+        if unproven:
+            check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
+            replacement = f"({replacement} if {check} else {ctx.code(reduction.call)})"
+            edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
+        target = ctx.cst_node(function, reduction.call, cst.Call)
+        edits.insert(0, ctx.rewrite(function, {target: cst.parse_expression(replacement)}))
         import_edit = ctx.import_edit()
-        if import_edit is not None:
+        if import_edit is not None and not unproven:
             edits.append(import_edit)
-        return Fix(finding, self.title, Safety.SAFE, tuple(edits))
+        elementwise = len(leaves) > 1 or any(leaf.node not in reduction.operands for leaf in leaves) or reduction.loss is not None
+        return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
 
-    def _reduction(self, ctx: FixContext, subscript: ast.Subscript) -> tuple[ast.Call, str]:
-        parent = ctx.parent(subscript)
-        if (
-            isinstance(parent, ast.Attribute)
-            and parent.value is subscript
-            and isinstance(ctx.parent(parent), ast.Call)
-            and ctx.parent(parent).func is parent  # type: ignore[union-attr]
-        ):
-            call = ctx.parent(parent)
-            assert isinstance(call, ast.Call)
-            method = parent.attr
-            if method in ("max", "min", "amax", "amin"):
-                raise DeclineError("empty-selection", f"`.{method}()` of an empty selection raises; a where-based form would not")
-            if method not in (*_IDENTITY, "mean") or call.args or call.keywords:
-                raise DeclineError("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
-            return call, method
-        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is subscript and len(parent.args) == 1 and not parent.keywords:
-            name = ctx.qualname(parent.func)
-            if name in ("torch.sum", "torch.prod", "torch.mean", "torch.nansum"):
-                return parent, name.split(".")[1]
+
+def _selection(ctx: FixContext, node: ast.AST, trusted: bool = False) -> _Selection | None:
+    """The boolean-mask selection `node` is, if it is one (`trusted`: the rule said it is one; the
+    mask's kind is checked once the selection is known to be reduced)."""
+    if isinstance(node, ast.Subscript) and (trusted or ctx.kind(node.slice) in BOOL_KINDS):
+        return _Selection(node, node.value, node.slice)
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "masked_select" and len(node.args) == 1:
+        tensor, mask = node.func.value, node.args[0]
+    elif ctx.qualname(node.func) == "torch.masked_select" and len(node.args) == 2:
+        tensor, mask = node.args
+    else:
+        return None
+    return _Selection(node, tensor, mask) if trusted or ctx.kind(mask) in BOOL_KINDS else None
+
+
+def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
+    """The full reduction that consumes `node` through elementwise operations only."""
+    while True:
+        parent = ctx.parent(node)
+        method = _method_call(ctx, parent, node)
+        if method is not None:
+            call, name = method
+            if name in ("max", "min", "amax", "amin"):
+                raise DeclineError("empty-selection", f"`.{name}()` of an empty selection raises; a where-based form would not")
+            if name in _REDUCTIONS:
+                if call.args or call.keywords:
+                    raise DeclineError("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
+                return _Reduction(call, name, (node,))
+            node = call
+            continue
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            node = parent
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            name = ctx.qualname(parent.func) or ""
+            leaf = name.rsplit(".", 1)[-1]
+            if name in ("torch.sum", "torch.prod", "torch.mean", "torch.nansum") and len(parent.args) == 1 and not parent.keywords:
+                return _Reduction(parent, leaf, (node,))
+            if name.startswith(("torch.nn.functional.", "torch.")) and leaf in _ELEMENTWISE_LOSSES:
+                return _loss_reduction(ctx, parent, leaf)
+            if name.startswith("torch.") and (leaf in _BINARY or leaf in _LINEAR_UNARY | _NONLINEAR_UNARY | _BOOL_UNARY):
+                node = parent
+                continue
         raise DeclineError("not-a-reduction", "the selected elements are used as a tensor, not only reduced")
+
+
+def _method_call(ctx: FixContext, parent: ast.AST | None, receiver: ast.expr) -> tuple[ast.Call, str] | None:
+    """(`receiver.name(...)`, name) when `parent` is the attribute of such a call."""
+    if isinstance(parent, ast.Attribute) and parent.value is receiver:
+        call = ctx.parent(parent)
+        if isinstance(call, ast.Call) and call.func is parent:
+            return call, parent.attr
+    return None
+
+
+def _loss_reduction(ctx: FixContext, call: ast.Call, name: str) -> _Reduction:
+    allowed = _ELEMENTWISE_LOSSES[name]
+    if len(call.args) != 2:
+        raise DeclineError("not-a-reduction", f"`{name}` is called with other than (input, target)")
+    reduction = "mean"
+    kept: list[ast.keyword] = []
+    for keyword in call.keywords:
+        if keyword.arg == "reduction" and isinstance(keyword.value, ast.Constant) and keyword.value.value in ("mean", "sum"):
+            reduction = keyword.value.value
+        elif keyword.arg in allowed and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, (int, float)):
+            kept.append(keyword)
+        else:
+            raise DeclineError("not-a-reduction", f"`{name}` is not reduced to one value by its `mean` or `sum` reduction")
+    return _Reduction(call, reduction, tuple(call.args), ctx.code(call.func), tuple(kept))
+
+
+def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
+    """Add the selections under `node` to `leaves`; True when the work on them is not linear.
+    Declines for anything but selections by `mask`, numbers and the elementwise operations above."""
+    selection = _selection(ctx, node)
+    if selection is not None:
+        if ctx.code(selection.mask) != ctx.code(mask):
+            raise DeclineError("different-masks", f"`{ctx.code(node)[:30]}` is selected by another mask than `{ctx.code(mask)[:30]}`")
+        leaves.append(selection)
+        return False
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
+        return False
+    if isinstance(node, ast.UnaryOp) and not isinstance(node.op, ast.Not):
+        return _collect(ctx, node.operand, mask, leaves)
+    if isinstance(node, ast.BinOp):
+        return _binary(ctx, node.op, node.left, node.right, mask, leaves)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], _COMPARISONS):
+        return _binary(ctx, node.ops[0], node.left, node.comparators[0], mask, leaves)
+    if isinstance(node, ast.Call) and not node.keywords:
+        function, args = _call_parts(ctx, node)
+        if len(args) == 1 and function in _CASTS | _LINEAR_UNARY | _BOOL_UNARY | _NONLINEAR_UNARY:
+            return _collect(ctx, args[0], mask, leaves) or function in _NONLINEAR_UNARY
+        if len(args) == 2 and function in _BINARY:
+            return _binary(ctx, _BINARY[function](), args[0], args[1], mask, leaves)
+    raise DeclineError(
+        "not-elementwise",
+        f"the selection is combined with `{ctx.code(node)[:30]}`, which is not a selection by the same mask, a number, "
+        "or an elementwise operation known to be harmless on unselected elements",
+    )
+
+
+def _call_parts(ctx: FixContext, node: ast.Call) -> tuple[str, list[ast.expr]]:
+    """("abs", [x]) for both `torch.abs(x)` and `x.abs()`; ("", []) for other calls."""
+    if not isinstance(node.func, ast.Attribute):
+        return "", []
+    if ctx.qualname(node.func.value) == "torch":
+        return node.func.attr, list(node.args)
+    return node.func.attr, [node.func.value, *node.args]
+
+
+def _binary(ctx: FixContext, op: ast.AST, left: ast.expr, right: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
+    if isinstance(op, (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor, *_COMPARISONS)):
+        return _collect(ctx, left, mask, leaves) | _collect(ctx, right, mask, leaves)
+    if isinstance(op, ast.Mult):
+        constant = _number(left) is not None or _number(right) is not None
+        return _collect(ctx, left, mask, leaves) | _collect(ctx, right, mask, leaves) | (not constant)
+    if isinstance(op, ast.Div) and _number(right) not in (None, 0):
+        return _collect(ctx, left, mask, leaves)
+    if isinstance(op, ast.Pow) and isinstance(_number(right), int) and _number(right) >= 1:  # type: ignore[operator]
+        return _collect(ctx, left, mask, leaves) or _number(right) != 1
+    raise DeclineError(
+        "not-elementwise",
+        f"`{ctx.code(left)[:20]} {_OPERATOR_TEXT.get(type(op), '?')} {ctx.code(right)[:20]}` is not known to be finite on unselected elements",
+    )
+
+
+_OPERATOR_TEXT: dict[type[ast.AST], str] = {ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**", ast.MatMult: "@", ast.LShift: "<<", ast.RShift: ">>"}
+
+
+def _number(node: ast.expr) -> int | float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _number(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    return None
+
+
+def _plain(node: ast.expr) -> bool:
+    """A name or attribute chain: cheap and safe to evaluate once more in a shape check."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[_Selection], mask: ast.expr, nonlinear: bool) -> str:
+    torch = ctx.torch_name()
+    full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
+    operands = [_substitute(ctx, operand, full) for operand in reduction.operands]
+    if reduction.loss is not None:
+        keywords = "".join(f", {k.arg}={ctx.code(k.value)}" for k in reduction.loss_keywords)
+        values = f'{reduction.loss}({operands[0]}, {operands[1]}, reduction="none"{keywords})'
+    else:
+        values = operands[0]
+    kept = f"{torch}.where({ctx.code(mask)}, {values}, {{identity}})"
+    if reduction.kind == "mean":
+        return f"({kept.format(identity='0')}.sum() / {ctx.atom(mask)}.sum())"
+    return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
+
+
+def _substitute(ctx: FixContext, node: ast.expr, full: dict[int, str]) -> str:
+    """`node`'s source with each selection replaced by its whole (or zero-filled) tensor."""
+    if id(node) in full:
+        return full[id(node)]
+    text, origin = ctx.code(node), ctx.span(node)
+    pieces = []
+    for child in ast.walk(node):
+        if id(child) in full:
+            span = ctx.span(child)
+            begin = _offset(text, origin.start_line, origin.start_col, span.start_line, span.start_col)
+            end = _offset(text, origin.start_line, origin.start_col, span.end_line, span.end_col)
+            pieces.append((begin, end, full[id(child)]))  # an atom, as the selection was
+    for begin, end, piece in sorted(pieces, reverse=True):
+        text = text[:begin] + piece + text[end:]
+    return text
+
+
+def _offset(text: str, first_line: int, first_col: int, line: int, col: int) -> int:
+    """The offset in `text`, the source of a node that starts at (first_line, first_col), of (line, col)."""
+    if line == first_line:
+        return col - first_col
+    return sum(len(x) + 1 for x in text.split("\n")[: line - first_line]) + col
