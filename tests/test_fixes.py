@@ -176,12 +176,19 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
     assert messages == ["empty sequence", "empty sequence"]
 
 
-def test_python_division_by_zero_still_raises_after_the_scalar_fix(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fixture", "args", "message"),
+    [
+        ("python_division", (torch.randn(2, 3), torch.rand(3), 0), "float division by zero"),
+        ("integer_division", (torch.randn(2, 3), torch.ones(3, dtype=torch.long), 0), "division by zero"),
+    ],
+)
+def test_python_division_by_zero_still_raises_after_the_scalar_fix(fixture: str, args: tuple, message: str, tmp_path: Path) -> None:
     """`t.item() / n` raised ZeroDivisionError at n == 0; the number kept as a tensor would give
-    inf. The fix guards the divisor, so the same error comes eagerly and under compile (the
-    fixture's inputs all divide by non-zero counts)."""
-    source = (FIXTURES / "ScalarFixer" / "python_division.in.py").read_text(encoding="utf-8")
-    fixed = fix_source(source, "python_division.py").fixed
+    inf. The fix guards the divisor, so the same error, with Python's message for a float or an
+    integer dividend, comes eagerly and under compile (the fixtures' inputs divide by non-zero counts)."""
+    source = (FIXTURES / "ScalarFixer" / f"{fixture}.in.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, f"{fixture}.py").fixed
     assert fixed != source
     errors = []
     for name, text in (("original", source), ("fixed", fixed)):
@@ -190,9 +197,9 @@ def test_python_division_by_zero_still_raises_after_the_scalar_fix(tmp_path: Pat
         eager = callable_of(import_case(path))
         for fn in (eager, torch.compile(eager, backend="eager")):
             with pytest.raises(ZeroDivisionError) as raised:
-                run_quietly(fn, (torch.randn(2, 3), torch.rand(3), 0))
+                run_quietly(fn, args)
             errors.append(str(raised.value))
-    assert errors == ["float division by zero"] * 4
+    assert errors == [message] * 4
 
 
 def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:

@@ -116,12 +116,30 @@ def {name}(divisor):
     return divisor
 '''
 
+INT_DIVISOR = "_graphmend_int_divisor"
+
+_INT_DIVISOR_TEXT = '''
+
+def {name}(divisor):
+    """`divisor`, or the ZeroDivisionError Python raises when an integer is divided by 0 (its
+    message names a float only when the divisor is one).
+
+    Added by GraphMend: a number kept as a tensor no longer raises when divided by 0 (it gives inf
+    or nan); this keeps Python's error. Under torch.compile `divisor` is a Python number dynamo
+    knows while tracing, so the test costs no graph break.
+    """
+    if divisor == 0:
+        raise ZeroDivisionError("float division by zero" if isinstance(divisor, float) else "division by zero")
+    return divisor
+'''
+
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
+    INT_DIVISOR: _INT_DIVISOR_TEXT,
 }
 
 

@@ -22,7 +22,7 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
-from ..compile_checks import FLOAT_DIVISOR, call_text, helper_edits
+from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
@@ -77,8 +77,9 @@ class ScalarFixer:
         }
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
-        if any(FLOAT_DIVISOR in text for text in [replacement, *(t for _, t in chains)]):
-            edits += helper_edits(ctx, FLOAT_DIVISOR)
+        for divisor in (FLOAT_DIVISOR, INT_DIVISOR):
+            if any(divisor in text for text in [replacement, *(t for _, t in chains)]):
+                edits += helper_edits(ctx, divisor)
         texts = [replacement, *(t for _, t in chains)]
         originals = [ctx.code(end), *(ctx.code(node) for node, _ in chains)]
 
@@ -263,6 +264,15 @@ def _floating_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr) -> 
     return f"{ctx.code(node)}.dtype" if reference and signatures.is_floating(dtype) else None
 
 
+class _Steps(list[ast.expr]):
+    """The Python operations a number goes through, innermost first, and which of them are
+    divisions of an integer (Python's ZeroDivisionError message differs from a float's)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.int_divisions: set[int] = set()  # ids of the divisions whose dividend is a Python int
+
+
 def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> tuple[list[ast.expr], str | None]:
     """The Python arithmetic the number goes through before it meets a tensor, innermost first:
     `t.item() + eps`, `max(t.item(), 1)`. Kept as tensor arithmetic only where it computes the
@@ -274,7 +284,7 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
     the dtype of the tensor the result meets still may (`_into_arithmetic`)."""
     floating = signatures.is_floating(value_dtype)
     integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS and value_dtype[1] != "bool"
-    steps: list[ast.expr] = []
+    steps = _Steps()
     problem: str | None = None
     python_float = floating  # whether Python holds a float at this step (an int divides by 0 with another message)
     node: ast.expr = start
@@ -288,7 +298,9 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             if isinstance(parent.op, ast.Div) and parent.right is node:
                 raise DeclineError("python-arithmetic", f"`{ctx.code(other)[:30]}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
             if isinstance(parent.op, ast.Div) and not _nonzero_literal(other) and not (python_float or kind == "float"):
-                raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` divides integers: at 0 Python's error message is not the one kept for floats")
+                if not integral:
+                    raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` divides a number that may be an integer or a float: at 0 Python's error message depends on which")
+                steps.int_divisions.add(id(parent))
             python_float = python_float or kind == "float" or isinstance(parent.op, ast.Div)
         elif isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.max", "builtins.min"):
             if len(parent.args) != 2 or parent.keywords or parent.args[0] is not node:
@@ -331,8 +343,9 @@ def _chain_text(
         if isinstance(step, ast.BinOp):
             left = chain.get(id(step.left)) or ctx.atom(step.left)
             right = chain.get(id(step.right)) or ctx.atom(step.right)
-            if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right):
-                right = call_text(FLOAT_DIVISOR, ctx.code(step.right))  # Python raised ZeroDivisionError at 0
+            if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right):  # Python raised ZeroDivisionError at 0
+                integer = isinstance(steps, _Steps) and id(step) in steps.int_divisions
+                right = call_text(INT_DIVISOR if integer else FLOAT_DIVISOR, ctx.code(step.right))
             chain[id(step)] = f"({left} {_SYMBOLS[type(step.op)]} {right})"
         else:
             assert isinstance(step, ast.Call)
