@@ -36,7 +36,7 @@ from ..context import FixContext, apply_edits, text_edits
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from ..signatures import Signatures, floating_names
+from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
 from .conditions import char_offset, check_condition_pure, condition_text, tensor_logic
 from .generated import flush_blank_lines
 
@@ -350,11 +350,13 @@ _SHAPE_SAFE_CALLS = frozenset(
 )  # not `to` (a device can be missing), not `pow` (an integer to a negative power raises)
 
 
-def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr) -> bool:
-    """`value` combines at most one tensor with Python numbers through elementwise operations, so
-    computing it on a path where the original did not cannot raise a shape mismatch (two tensors
-    can: `torch.cat((a, b))` of a placeholder, `x * scale` of an unrelated size)."""
-    tensors: set[str] = set()  # names that may hold tensors (the same one twice is one shape)
+def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signatures) -> bool:
+    """`value` combines tensors of one shape (one name, names of one known shape, and 0-d tensors
+    such as full reductions, which broadcast with anything) and Python numbers through elementwise
+    operations, so computing it on a path where the original did not cannot raise a shape mismatch
+    (tensors of unknown shapes can: `torch.cat((a, b))` of a placeholder, `x * scale` of an
+    unrelated size)."""
+    tensors: set[object] = set()  # the shapes of names that may hold tensors (a name stands for its own)
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)) and node.right.value > 0):
@@ -363,7 +365,9 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr) -> bool:
             continue
         if isinstance(node, ast.Name):
             if ctx.kind(node) not in (Kind.PY, Kind.NONE):
-                tensors.add(node.id)
+                shape = signatures.of(node).shape
+                if shape != SCALAR_SHAPE:
+                    tensors.add(node.id if shape == UNKNOWN else shape)
             continue
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Call) and ctx.parent(node).func is node:  # type: ignore[union-attr]
             if node.attr not in _SHAPE_SAFE_CALLS:
@@ -772,7 +776,7 @@ class _IfRewrite:
             if carried or any(_costly(ctx, v) for v in concrete):
                 raise  # temporaries carried across statements, or torch.cond: not checked while tracing
             for value in concrete:
-                if not _cannot_raise_on_shapes(ctx, value):
+                if not _cannot_raise_on_shapes(ctx, value, self.signatures):
                     raise DeclineError(
                         "dtype-shape-unproven",
                         f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
