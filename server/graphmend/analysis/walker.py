@@ -55,6 +55,8 @@ _NOT_A_TENSOR_NAME = re.compile(
     r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k)$"
     r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
 )
+# Parameter names that announce a boolean mask; used only where a mask matters to dynamo (an index).
+_MASK_NAME = re.compile(r"^(mask|masks|.+_mask|.+_masks)$")
 _EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
 
 
@@ -101,6 +103,7 @@ class FunctionWalker(Evaluator):
         self.is_entry = is_entry
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
+        self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
         self.rules = module.rules
@@ -154,6 +157,8 @@ class FunctionWalker(Evaluator):
                 kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
             if kind is Kind.UNKNOWN and isinstance(default, ast.Constant) and default.value is not None:
                 kind = Kind.PY
+            if arg.annotation is None and (default is None or (isinstance(default, ast.Constant) and default.value is None)) and _MASK_NAME.match(arg.arg):
+                self.mask_params.add(arg.arg)
             if kind is Kind.UNKNOWN and arg.annotation is None:
                 if self.explicitly_compiled and default is None and arg in positional and not _NOT_A_TENSOR_NAME.search(arg.arg):
                     # The inputs of a function passed to torch.compile are tensors unless they say
@@ -191,6 +196,13 @@ class FunctionWalker(Evaluator):
     # -- what rules may ask ----------------------------------------------------------------------
     def snippet(self, node: ast.AST) -> str:
         return self.module.source.snippet(node)
+
+    def named_mask(self, node: ast.AST) -> bool:
+        if not (isinstance(node, ast.Name) and node.id in self.mask_params and self.kind(node) in (Kind.TENSOR, Kind.UNKNOWN)):
+            return False
+        return not any(
+            isinstance(n, ast.Name) and n.id == node.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(self.function)
+        )
 
     def torch_module_class(self, node: ast.AST) -> str | None:
         if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):

@@ -80,6 +80,11 @@ class RuleContext(Protocol):
         """(subclass, "LSTM") for each in-file subclass that sets `self.rnn` to a torch layer."""
         ...
 
+    def named_mask(self, node: ast.AST) -> bool:
+        """`node` reads a parameter whose name says it is a mask (`mask`, `padding_mask`) and which
+        nothing declares otherwise (no annotation, no default but None) or rebinds."""
+        ...
+
     def report(
         self,
         rule: Rule,

@@ -114,7 +114,7 @@ class BooleanMaskIndex(Rule):
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
-            if ctx.kind(part) in BOOL_KINDS:
+            if ctx.kind(part) in BOOL_KINDS or ctx.named_mask(part):
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
 
@@ -143,6 +143,21 @@ class BooleanMaskIndex(Rule):
                 return f, (torch.randn(3, 4), torch.tensor([True, False, True, True])), {}
             """,
             note="a mask in a tuple index, and an augmented assignment, which reads before it writes",
+        ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(x, h, padding_mask):
+                out = x.clone()
+                out[padding_mask] = h[padding_mask]  # expect: GM402
+                return out
+
+            def sample():
+                return f, (torch.randn(4), torch.randn(4), torch.tensor([True, False, True, False])), {}
+            """,
+            note="a parameter named as a mask (`mask`, `*_mask`) with no annotation is taken at its word",
         ),
     )
     ok = (

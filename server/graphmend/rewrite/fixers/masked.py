@@ -51,10 +51,14 @@ _BINARY = {  # method/function name -> the operator it is
     "eq": ast.Eq, "ne": ast.NotEq, "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE,
     "logical_and": ast.BitAnd, "logical_or": ast.BitOr, "logical_xor": ast.BitXor,
 }  # fmt: skip
+_DTYPES = frozenset({"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long", "int32", "int", "bool"})
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Losses that are elementwise with reduction="none", finite at 0 with a finite derivative there,
 # and the constant keywords they may carry.
-_ELEMENTWISE_LOSSES = {"l1_loss": (), "mse_loss": (), "smooth_l1_loss": ("beta",), "huber_loss": ("delta",)}
+_ELEMENTWISE_LOSSES = {
+    "l1_loss": (), "mse_loss": (), "smooth_l1_loss": ("beta",), "huber_loss": ("delta",),
+    "binary_cross_entropy_with_logits": (),  # log(2) and a gradient of sigmoid(0) - target at 0
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -91,7 +95,9 @@ class MaskedReductionFixer:
         if function is None:
             raise DeclineError("not-in-function", "the selection is not inside a function")
         reduction = _enclosing_reduction(ctx, selection.node)
-        if ctx.kind(selection.mask) not in BOOL_KINDS:
+        # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
+        named_only = ctx.kind(selection.mask) not in BOOL_KINDS
+        if named_only and not _plain(selection.mask):
             raise DeclineError("not-a-mask", "the index is not a boolean mask")
         leaves: list[_Selection] = []
         nonlinear = any([_collect(ctx, operand, selection.mask, leaves) for operand in reduction.operands]) or reduction.loss is not None
@@ -99,7 +105,7 @@ class MaskedReductionFixer:
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-        unproven = [leaf.tensor for leaf in leaves if not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
+        unproven = [leaf.tensor for leaf in leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
         if unproven and not all(_plain(t) for t in [mask, *(leaf.tensor for leaf in leaves)]):
             raise DeclineError(
                 "mask-shape",
@@ -135,6 +141,15 @@ def _selection(ctx: FixContext, node: ast.AST, trusted: bool = False) -> _Select
     else:
         return None
     return _Selection(node, tensor, mask) if trusted or ctx.kind(mask) in BOOL_KINDS else None
+
+
+def _indexed_by(ctx: FixContext, node: ast.AST, mask: ast.expr) -> bool:
+    """`node` selects with the very mask expression `mask` (whatever is known of its kind)."""
+    if isinstance(node, ast.Subscript):
+        return ctx.code(node.slice) == ctx.code(mask)
+    if isinstance(node, ast.Call) and node.args:
+        return ctx.code(node.args[-1]) == ctx.code(mask)
+    return False
 
 
 def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
@@ -196,7 +211,7 @@ def _loss_reduction(ctx: FixContext, call: ast.Call, name: str) -> _Reduction:
 def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
     """Add the selections under `node` to `leaves`; True when the work on them is not linear.
     Declines for anything but selections by `mask`, numbers and the elementwise operations above."""
-    selection = _selection(ctx, node)
+    selection = _selection(ctx, node, trusted=_indexed_by(ctx, node, mask))
     if selection is not None:
         if ctx.code(selection.mask) != ctx.code(mask):
             raise DeclineError("different-masks", f"`{ctx.code(node)[:30]}` is selected by another mask than `{ctx.code(mask)[:30]}`")
@@ -214,6 +229,8 @@ def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Sele
         function, args = _call_parts(ctx, node)
         if len(args) == 1 and function in _CASTS | _LINEAR_UNARY | _BOOL_UNARY | _NONLINEAR_UNARY:
             return _collect(ctx, args[0], mask, leaves) or function in _NONLINEAR_UNARY
+        if len(args) == 2 and function == "to" and (ctx.qualname(args[1]) or "").removeprefix("torch.") in _DTYPES:
+            return _collect(ctx, args[0], mask, leaves)  # a cast to a named dtype
         if len(args) == 2 and function in _BINARY:
             return _binary(ctx, _BINARY[function](), args[0], args[1], mask, leaves)
     raise DeclineError(
