@@ -57,6 +57,13 @@ def example(code: str, note: str = "") -> Example:
     return Example(code, note)
 
 
+def compiled(body: str, note: str = "", params: str = "x") -> Example:
+    """The common example: `import torch` and a `@torch.compile`d `f(params)` whose body is `body`."""
+    lines = textwrap.dedent(body).strip("\n").split("\n")
+    indented = "\n".join(f"    {line}" if line.strip() else "" for line in lines)
+    return Example(f"import torch\n\n@torch.compile\ndef f({params}):\n{indented}\n", note)
+
+
 class RuleContext(Protocol):
     """What a rule may ask of the walker while it checks a node."""
 

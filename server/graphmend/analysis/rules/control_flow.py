@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import Kind, is_tensor
-from .base import Effect, Rule, RuleContext, example
+from .base import Effect, Rule, RuleContext, compiled, example
 
 _WHY_BRANCH = (
     "the condition is a tensor value that dynamo does not know while tracing, so it ends the graph, "
@@ -40,32 +40,25 @@ class TensorIf(TensorTruthRule):
     )
     truth_constructs = frozenset({"if"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if y.sum() > 0:  # expect: GM101
-                    y = y + 1
-                else:
-                    y = y - 1
-                return y * 3
+            y = x * 2
+            if y.sum() > 0:  # expect: GM101
+                y = y + 1
+            else:
+                y = y - 1
+            return y * 3
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x: torch.Tensor):
-                if x.max() > 5:  # expect: GM101
-                    return x * 2
-                elif x.any():  # expect: GM101
-                    return x + 1
-                return x
+            if x.max() > 5:  # expect: GM101
+                return x * 2
+            elif x.any():  # expect: GM101
+                return x + 1
+            return x
             """,
+            params="x: torch.Tensor",
             note="each test of an elif chain is its own break",
         ),
         example(
@@ -86,29 +79,22 @@ class TensorIf(TensorTruthRule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x, mask=None):
-                if x.shape[0] > 2 and x.dtype == torch.float32 and mask is None:
-                    x = x + 1
-                if isinstance(x, torch.Tensor) and x.numel() > 0 and x.dim() == 1:
-                    x = x * 2
-                return x
-            """
+            if x.shape[0] > 2 and x.dtype == torch.float32 and mask is None:
+                x = x + 1
+            if isinstance(x, torch.Tensor) and x.numel() > 0 and x.dim() == 1:
+                x = x * 2
+            return x
+            """,
+            params="x, mask=None",
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if not torch.compiler.is_compiling() and y.sum() > 0:
-                    print("eager only")
-                return y
+            y = x * 2
+            if not torch.compiler.is_compiling() and y.sum() > 0:
+                print("eager only")
+            return y
             """,
             note="dynamo knows is_compiling() is True, so the rest of the condition never runs",
         ),
@@ -123,26 +109,18 @@ class TensorTernary(TensorTruthRule):
     fix = "Use `torch.where(cond, a, b)`, which computes both sides and selects per element."
     truth_constructs = frozenset({"ternary"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + 1 if y.max() > 0 else y - 1  # expect: GM102
+            y = x * 2
+            return y + 1 if y.max() > 0 else y - 1  # expect: GM102
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                scale = 2.0 if x.shape[-1] > 3 else 1.0
-                return x * scale
+            scale = 2.0 if x.shape[-1] > 3 else 1.0
+            return x * scale
             """
         ),
     )
@@ -179,17 +157,13 @@ class TensorWhile(TensorTruthRule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                n = 0
-                while n < x.shape[0]:
-                    x = x + n
-                    n += 1
-                return x
+            n = 0
+            while n < x.shape[0]:
+                x = x + n
+                n += 1
+            return x
             """
         ),
     )
@@ -210,42 +184,31 @@ class TensorBoolOp(TensorTruthRule):
             ctx.report(self, node, effect=effect, construct="not" if construct == "not" else "and/or")
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                both = (y.sum() > 0) and (y.mean() > 0)  # expect: GM104
-                return x + both
+            y = x * 2
+            both = (y.sum() > 0) and (y.mean() > 0)  # expect: GM104
+            return x + both
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                negative = not (y.sum() > 0)  # expect: GM104
-                return x + negative
+            y = x * 2
+            negative = not (y.sum() > 0)  # expect: GM104
+            return x + negative
             """,
             note="`not` in a value position makes dynamo skip the whole function",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x, bias=None):
-                y = x * 2
-                both = (y > 0) & (x > 0)
-                use_bias = bias is not None and x.shape[0] > 1
-                return y + both + (1 if use_bias else 0)
-            """
+            y = x * 2
+            both = (y > 0) & (x > 0)
+            use_bias = bias is not None and x.shape[0] > 1
+            return y + both + (1 if use_bias else 0)
+            """,
+            params="x, bias=None",
         ),
     )
 
@@ -264,26 +227,18 @@ class TensorAnyAll(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                positive = x > 0
-                return x + any(positive)  # expect: GM105
+            positive = x > 0
+            return x + any(positive)  # expect: GM105
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                flags = [x.shape[0] > 1, x.dim() == 1]
-                return x + (x > 0).any() + all(flags)
+            flags = [x.shape[0] > 1, x.dim() == 1]
+            return x + (x > 0).any() + all(flags)
             """
         ),
     )
@@ -297,26 +252,18 @@ class TensorComprehensionFilter(TensorTruthRule):
     fix = "Select with a mask instead (`torch.where`, or stack the candidates and index with a tensor of positions)."
     truth_constructs = frozenset({"comprehension"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                parts = [x * i for i in range(3) if (x * i).sum() > 0]  # expect: GM106
-                return x + len(parts)
+            parts = [x * i for i in range(3) if (x * i).sum() > 0]  # expect: GM106
+            return x + len(parts)
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                parts = [x * i for i in range(4) if i % 2 == 0]
-                return torch.stack(parts).sum(0)
+            parts = [x * i for i in range(4) if i % 2 == 0]
+            return torch.stack(parts).sum(0)
             """
         ),
     )

@@ -12,7 +12,7 @@ import ast
 
 from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
 from ..symbols import SCALAR_FLAG
-from .base import Effect, Rule, RuleContext, example, receiver
+from .base import Effect, Rule, RuleContext, compiled, example, receiver
 
 _WHY_VALUE = (
     "dynamo traces with shapes but no data, so it must end the graph here to compute the value eagerly"
@@ -43,40 +43,28 @@ class Item(TensorMethodRule):
     methods = frozenset({"item"})
     removed_by_flag = SCALAR_FLAG
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                s = y.sum().item()  # expect: GM201
-                return y * s
+            y = x * 2
+            s = y.sum().item()  # expect: GM201
+            return y * s
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                assert y.sum().item() > -1e9  # expect: GM201
-                return y + 1
+            y = x * 2
+            assert y.sum().item() > -1e9  # expect: GM201
+            return y + 1
             """,
             note="a data-dependent assert does not break, but the .item() inside it does",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                s = y.sum()
-                return y * s + x.shape[0]
+            y = x * 2
+            s = y.sum()
+            return y * s + x.shape[0]
             """
         ),
     )
@@ -103,39 +91,27 @@ class ToList(TensorMethodRule):
         ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                values = y.tolist()  # expect: GM202
-                return y + values[0]
+            y = x * 2
+            values = y.tolist()  # expect: GM202
+            return y + values[0]
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                sizes = (x.abs() * 0 + 1).long()
-                parts = torch.split(x, sizes.tolist())  # expect: GM202
-                return parts[0] + 1
+            sizes = (x.abs() * 0 + 1).long()
+            parts = torch.split(x, sizes.tolist())  # expect: GM202
+            return parts[0] + 1
             """,
             note="the MoE `expert_size.tolist()` idiom",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                dims = list(x.shape)
-                return x.reshape(dims) + 1
+            dims = list(x.shape)
+            return x.reshape(dims) + 1
             """
         ),
     )
@@ -164,15 +140,11 @@ class PythonNumberFromTensor(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                flag = bool(y.sum() > 0)  # expect: GM203
-                return y + flag
+            y = x * 2
+            flag = bool(y.sum() > 0)  # expect: GM203
+            return y + flag
             """
         ),
         example(
@@ -186,14 +158,10 @@ class PythonNumberFromTensor(Rule):
                 return y + math.sqrt(y.abs().sum())  # expect: GM203
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y * float(y.mean()) + int(y.sum())  # expect: GM203
+            y = x * 2
+            return y * float(y.mean()) + int(y.sum())  # expect: GM203
             """
         ),
     )
@@ -226,31 +194,23 @@ class RangeOverTensor(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                n = (y > 0).sum()
-                total = 0
-                for i in range(n):  # expect: GM204
-                    total += i
-                return y + total
+            y = x * 2
+            n = (y > 0).sum()
+            total = 0
+            for i in range(n):  # expect: GM204
+                total += i
+            return y + total
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                for i in range(x.shape[0]):
-                    x = x + i
-                return x
+            for i in range(x.shape[0]):
+                x = x + i
+            return x
             """
         ),
     )
@@ -290,37 +250,25 @@ class TensorAsIndex(Rule):
                 return
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                n = (y > 0).sum()
-                return y[:n].sum() + 1  # expect: GM205
+            y = x * 2
+            n = (y > 0).sum()
+            return y[:n].sum() + 1  # expect: GM205
             """,
             note="dynamo cannot resume after this break: the rest of the function runs eagerly",
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                options = [x, x * 2]
-                i = x.argmax() % 2
-                return options[i] + 1  # expect: GM205
+            options = [x, x * 2]
+            i = x.argmax() % 2
+            return options[i] + 1  # expect: GM205
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                i = x.argmax()
-                return x[i] + 1  # expect: GM205
+            i = x.argmax()
+            return x[i] + 1  # expect: GM205
             """
         ),
         example(
@@ -345,15 +293,11 @@ class TensorAsIndex(Rule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                half = x.shape[0] // 2
-                idx = torch.argsort(x)
-                return x[:half].sum() + x[idx] + x[..., None].squeeze(-1)
+            half = x.shape[0] // 2
+            idx = torch.argsort(x)
+            return x[:half].sum() + x[idx] + x[..., None].squeeze(-1)
             """
         ),
     )
@@ -424,46 +368,30 @@ class TensorAsSize(Rule):
                     return
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                n = (x > 0).sum() + 1
-                return torch.zeros(n).sum() + x  # expect: GM206
+            n = (x > 0).sum() + 1
+            return torch.zeros(n).sum() + x  # expect: GM206
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                k = (x > 0).sum() + 1
-                return x.topk(k).values.sum() + x  # expect: GM206
+            k = (x > 0).sum() + 1
+            return x.topk(k).values.sum() + x  # expect: GM206
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                rows = (x > 100).sum() + 2
-                return x.view(rows, -1) + 1  # expect: GM206
+            rows = (x > 100).sum() + 2
+            return x.view(rows, -1) + 1  # expect: GM206
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                n = x.shape[0]
-                return torch.zeros(n, 2).sum() + x.view(n, 1).squeeze(1) + torch.arange(x.size(0))
+            n = x.shape[0]
+            return torch.zeros(n, 2).sum() + x.view(n, 1).squeeze(1) + torch.arange(x.size(0))
             """
         ),
     )
@@ -491,39 +419,27 @@ class TensorToPythonBool(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                same = torch.allclose(y, x)  # expect: GM207
-                return y + 1
+            y = x * 2
+            same = torch.allclose(y, x)  # expect: GM207
+            return y + 1
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if torch.equal(y, x):  # expect: GM207
-                    return y
-                return y + 1
+            y = x * 2
+            if torch.equal(y, x):  # expect: GM207
+                return y
+            return y + 1
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + (y == x).all() + torch.isclose(y, x).all()
+            y = x * 2
+            return y + (y == x).all() + torch.isclose(y, x).all()
             """
         ),
     )
@@ -554,39 +470,27 @@ class TensorToString(Rule):
                     ctx.report(self, node, effect=Effect.FRAME_SKIP)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                text = str(y)  # expect: GM208
-                return y + len(text)
+            y = x * 2
+            text = str(y)  # expect: GM208
+            return y + len(text)
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                text = "value: %s" % (y,)  # expect: GM208
-                return y + len(text)
+            y = x * 2
+            text = "value: %s" % (y,)  # expect: GM208
+            return y + len(text)
             """,
             note="%-formatting a tensor makes dynamo skip the whole function",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                text = f"{x.shape} {x.dtype}" + str(x.shape[0])
-                return x + len(text)
+            text = f"{x.shape} {x.dtype}" + str(x.shape[0])
+            return x + len(text)
             """
         ),
     )

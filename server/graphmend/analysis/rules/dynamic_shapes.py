@@ -13,7 +13,7 @@ import ast
 
 from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
 from ..symbols import SHAPE_FLAG
-from .base import Rule, RuleContext, example, receiver
+from .base import Rule, RuleContext, compiled, example, receiver
 
 _WHY_SHAPE = "the number of output elements depends on tensor data, which dynamo does not have while tracing"
 _CAPTURE = "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
@@ -56,40 +56,28 @@ class NonZero(TensorOpRule):
         return True
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                idx = torch.nonzero(y > 0)  # expect: GM401
-                return idx.float().sum() + y.sum()
+            y = x * 2
+            idx = torch.nonzero(y > 0)  # expect: GM401
+            return idx.float().sum() + y.sum()
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                routing = torch.stack([x > 0, x < 0])
-                hit = torch.greater(routing.sum(dim=-1), 0).nonzero()  # expect: GM401
-                rows, cols = torch.where(routing)  # expect: GM401
-                return x.sum() + hit.sum() + rows.sum()
+            routing = torch.stack([x > 0, x < 0])
+            hit = torch.greater(routing.sum(dim=-1), 0).nonzero()  # expect: GM401
+            rows, cols = torch.where(routing)  # expect: GM401
+            return x.sum() + hit.sum() + rows.sum()
             """,
             note="the MoE expert-dispatch idiom",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                count = (x > 0).sum()
-                return torch.where(x > 0, x, -x) + count
+            count = (x > 0).sum()
+            return torch.where(x > 0, x, -x) + count
             """
         ),
     )
@@ -119,14 +107,10 @@ class BooleanMaskIndex(Rule):
                 return
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y[y > 0].sum() + 1  # expect: GM402
+            y = x * 2
+            return y[y > 0].sum() + 1  # expect: GM402
             """
         ),
         example(
@@ -161,16 +145,12 @@ class BooleanMaskIndex(Rule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x.clone()
-                y[y > 0] = 0
-                idx = torch.argsort(x)
-                return y + x[idx] + torch.where(x > 0, x, 0).sum()
+            y = x.clone()
+            y[y > 0] = 0
+            idx = torch.argsort(x)
+            return y + x[idx] + torch.where(x > 0, x, 0).sum()
             """,
             note="masked assignment keeps the shape; integer-tensor indexing is fine",
         ),
@@ -186,24 +166,16 @@ class MaskedSelect(TensorOpRule):
     qualnames = frozenset({"torch.masked_select"})
     methods = frozenset({"masked_select"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                return torch.masked_select(x, x > 0).sum() + x  # expect: GM403
+            return torch.masked_select(x, x > 0).sum() + x  # expect: GM403
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                return torch.where(x > 0, x, 0).sum() + x.masked_fill(x < 0, 0)
+            return torch.where(x > 0, x, 0).sum() + x.masked_fill(x < 0, 0)
             """,
             note="the fixed-shape forms",
         ),
@@ -218,26 +190,18 @@ class Unique(TensorOpRule):
     qualnames = frozenset({"torch.unique", "torch.unique_consecutive"})
     methods = frozenset({"unique", "unique_consecutive"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = (x * 2).round()
-                return torch.unique(y).sum() + y.unique_consecutive().sum()  # expect: GM404
+            y = (x * 2).round()
+            return torch.unique(y).sum() + y.unique_consecutive().sum()  # expect: GM404
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                sorted_x, order = torch.sort(x)
-                return sorted_x + order
+            sorted_x, order = torch.sort(x)
+            return sorted_x + order
             """
         ),
     )
@@ -254,14 +218,10 @@ class BinCount(TensorOpRule):
     qualnames = frozenset({"torch.bincount"})
     methods = frozenset({"bincount"})
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                buckets = (x.abs() * 3).long()
-                return torch.bincount(buckets).sum() + x  # expect: GM405
+            buckets = (x.abs() * 3).long()
+            return torch.bincount(buckets).sum() + x  # expect: GM405
             """
         ),
     )
@@ -298,25 +258,17 @@ class RepeatInterleaveByTensor(TensorOpRule):
         return any(is_tensor(ctx.kind(r)) for r in repeats)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                counts = (x.abs() * 3).long()
-                return torch.repeat_interleave(x, counts).sum() + x  # expect: GM406
+            counts = (x.abs() * 3).long()
+            return torch.repeat_interleave(x, counts).sum() + x  # expect: GM406
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                return torch.repeat_interleave(x, 2).sum() + x.repeat_interleave(3).sum()
+            return torch.repeat_interleave(x, 2).sum() + x.repeat_interleave(3).sum()
             """
         ),
     )

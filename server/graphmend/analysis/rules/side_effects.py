@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 
 from ..kinds import Kind
-from .base import CallTableRule, Rule, RuleContext, example
+from .base import CallTableRule, Rule, RuleContext, compiled, example
 
 _HOIST = "Move the call out of the compiled code (into the caller) and pass its result in as an argument."
 _GUARD = (
@@ -45,44 +45,32 @@ class Print(CallTableRule):
         "sys.stderr.flush": "sys.stderr.flush()",
     }
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                print("starting")  # expect: GM301
-                return x + 1
+            print("starting")  # expect: GM301
+            return x + 1
             """,
             note="a break before the first traced op: explain() reports no break, the graph_breaks log does",
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                print(  # expect: GM301
-                    "value",
-                    y.shape,
-                )
-                return y + 1
+            y = x * 2
+            print(  # expect: GM301
+                "value",
+                y.shape,
+            )
+            return y + 1
             """,
             note="a multi-line call: dynamo reports its first line, the finding spans all of it",
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if not torch.compiler.is_compiling():
-                    print("eager only", y)
-                return y + 1
+            y = x * 2
+            if not torch.compiler.is_compiling():
+                print("eager only", y)
+            return y + 1
             """
         ),
     )
@@ -96,14 +84,11 @@ class Input(CallTableRule):
     fix = _HOIST
     table = {"builtins.input": "input()"}
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(input):
-                return input * 2 + input.shape[0]
+            return input * 2 + input.shape[0]
             """,
+            params="input",
             note="a parameter named `input` shadows the builtin",
         ),
     )
@@ -493,15 +478,11 @@ class Introspection(CallTableRule):
         "builtins.compile": 'compile("1", "<string>", "eval")',
     }
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                act = getattr(torch, "relu")
-                scale = 2 if hasattr(x, "shape") else 1
-                return act(x) * scale
+            act = getattr(torch, "relu")
+            scale = 2 if hasattr(x, "shape") else 1
+            return act(x) * scale
             """
         ),
     )
@@ -525,15 +506,11 @@ class Serialization(CallTableRule):
         "zlib.crc32": 'zlib.crc32(b"a")',
     }
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                key = str(tuple(x.shape))
-                table = {key: 2}
-                return x * table[key]
+            key = str(tuple(x.shape))
+            table = {key: 2}
+            return x * table[key]
             """,
             note="strings of shapes are constants",
         ),

@@ -11,7 +11,7 @@ import ast
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..symbols import LOCK_CLASSES, RNN_FLAG
-from .base import CallTableRule, Effect, Rule, RuleContext, example, receiver
+from .base import CallTableRule, Effect, Rule, RuleContext, compiled, example, receiver
 
 _HOIST = "Move it out of the compiled code."
 
@@ -24,15 +24,11 @@ class ExplicitGraphBreak(CallTableRule):
     fix = "Delete it unless the split is intentional (e.g. to isolate code that must run eagerly)."
     table = {"torch._dynamo.graph_break": "torch._dynamo.graph_break()"}
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                if torch.compiler.is_compiling():
-                    return x * 2
-                return x
+            if torch.compiler.is_compiling():
+                return x * 2
+            return x
             """
         ),
     )
@@ -159,16 +155,12 @@ class ClassDefinition(Rule):
         ctx.report(self, node, name=node.name)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                class Local:  # expect: GM503
-                    k = 3
-                return y + Local.k
+            y = x * 2
+            class Local:  # expect: GM503
+                k = 3
+            return y + Local.k
             """
         ),
     )
@@ -310,28 +302,20 @@ class Backward(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                w = x.detach().clone().requires_grad_(True)  # expect: GM507
-                loss = (w * 2).sum()
-                loss.backward()  # expect: GM506
-                return w.grad + 1
+            w = x.detach().clone().requires_grad_(True)  # expect: GM507
+            loss = (w * 2).sum()
+            loss.backward()  # expect: GM506
+            return w.grad + 1
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = (x * 2).detach()
-                return y.grad if y.grad is not None else y + 1
+            y = (x * 2).detach()
+            return y.grad if y.grad is not None else y + 1
             """
         ),
     )
@@ -351,27 +335,19 @@ class RequiresGradInPlace(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                y.requires_grad_()  # expect: GM507
-                return y + 1
+            y = x * 2
+            y.requires_grad_()  # expect: GM507
+            return y + 1
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + 1 if y.requires_grad else y - 1
+            y = x * 2
+            return y + 1 if y.requires_grad else y - 1
             """,
             note="reading requires_grad is fine",
         ),
@@ -407,39 +383,27 @@ class SortByTensor(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                ys = [x * 2, x * 3]
-                ys = sorted(ys, key=lambda t: t.sum())  # expect: GM508
-                return ys[0] + 1
+            ys = [x * 2, x * 3]
+            ys = sorted(ys, key=lambda t: t.sum())  # expect: GM508
+            return ys[0] + 1
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                ys = [x * 2, x * 3]
-                ys.sort(key=lambda t: t.sum())  # expect: GM508
-                return ys[0] + 1
+            ys = [x * 2, x * 3]
+            ys.sort(key=lambda t: t.sum())  # expect: GM508
+            return ys[0] + 1
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                names = sorted(["b", "a"], key=lambda s: len(s))
-                values, order = x.sort()
-                return values + order + len(names)
+            names = sorted(["b", "a"], key=lambda s: len(s))
+            values, order = x.sort()
+            return values + order + len(names)
             """
         ),
     )
@@ -521,38 +485,26 @@ class StorageIntrospection(Rule):
                 ctx.report(self, node, effect=Effect.FRAME_SKIP)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x.view(2, 2)
-                shared = y.data_ptr() == x.data_ptr()  # expect: GM510
-                return y + 1
+            y = x.view(2, 2)
+            shared = y.data_ptr() == x.data_ptr()  # expect: GM510
+            return y + 1
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + y.storage_offset()  # expect: GM510
+            y = x * 2
+            return y + y.storage_offset()  # expect: GM510
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x.view(2, 2)
-                same_layout = y.is_contiguous() and y.stride()[0] == 2
-                return y.flatten() + same_layout
+            y = x.view(2, 2)
+            same_layout = y.is_contiguous() and y.stride()[0] == 2
+            return y.flatten() + same_layout
             """
         ),
     )
@@ -617,42 +569,31 @@ class IsInference(Rule):
             ctx.report(self, node)
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if y.is_inference():  # expect: GM512
-                    return y
-                return y + 1
+            y = x * 2
+            if y.is_inference():  # expect: GM512
+                return y
+            return y + 1
             """
         ),
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                if torch.is_inference_mode_enabled():  # expect: GM512
-                    return y
-                return y + 1
+            y = x * 2
+            if torch.is_inference_mode_enabled():  # expect: GM512
+                return y
+            return y + 1
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x, inference=False):
-                if inference:
-                    return x
-                return x + 1
-            """
+            if inference:
+                return x
+            return x + 1
+            """,
+            params="x, inference=False",
         ),
     )
 
@@ -678,27 +619,19 @@ class IdArithmetic(Rule):
                 return
 
     breaks = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + (id(y) % 2)  # expect: GM513
+            y = x * 2
+            return y + (id(y) % 2)  # expect: GM513
             """
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                seen = {id(y): 1}
-                return y + seen[id(y)]
+            y = x * 2
+            seen = {id(y): 1}
+            return y + seen[id(y)]
             """
         ),
     )
@@ -744,15 +677,11 @@ class UnsupportedContextManager(Rule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                with torch.no_grad(), torch.autocast("cpu", enabled=False):
-                    y = x * 2
-                return y + 1
+            with torch.no_grad(), torch.autocast("cpu", enabled=False):
+                y = x * 2
+            return y + 1
             """
         ),
     )
@@ -785,15 +714,11 @@ class AutogradGrad(Rule):
         ),
     )
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                with torch.enable_grad():
-                    y = (x * x).sum()
-                return y + 1
+            with torch.enable_grad():
+                y = (x * x).sum()
+            return y + 1
             """
         ),
     )
@@ -818,14 +743,10 @@ class UntraceableStdlib(CallTableRule):
         "copy.copy": "copy.copy(y)",
     }
     ok = (
-        example(
+        compiled(
             """
-            import torch
-
-            @torch.compile
-            def f(x):
-                order = sorted([3, 1, 2])
-                return x * order[0] + max(order)
+            order = sorted([3, 1, 2])
+            return x * order[0] + max(order)
             """
         ),
     )
