@@ -259,7 +259,7 @@ def build_index(tree: ast.Module, disable_names: tuple[str, ...] = ()) -> Module
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for assigned in targets:
-                for bound in _bound_names(assigned):
+                for bound in bound_names(assigned):
                     index.top_level_names.add(bound)
                 if isinstance(assigned, ast.Attribute) and isinstance(stmt, ast.Assign):
                     flag_targets.append((assigned, stmt.value))
@@ -320,14 +320,15 @@ def _dotted(index: ModuleIndex, value: ast.expr) -> str | None:
     return index.qualname(value)
 
 
-def _bound_names(target: ast.expr) -> Iterator[str]:
+def bound_names(target: ast.expr) -> Iterator[str]:
+    """The names an assignment target binds (`a, (b, *c)` -> a, b, c)."""
     if isinstance(target, ast.Name):
         yield target.id
     elif isinstance(target, (ast.Tuple, ast.List)):
         for element in target.elts:
-            yield from _bound_names(element)
+            yield from bound_names(element)
     elif isinstance(target, ast.Starred):
-        yield from _bound_names(target.value)
+        yield from bound_names(target.value)
 
 
 def _mark_decorated(index: ModuleIndex, function: ast.FunctionDef) -> None:

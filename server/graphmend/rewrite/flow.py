@@ -8,8 +8,9 @@ loop) can read it. Both err on the side that makes a fixer decline.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
+from ..analysis.symbols import bound_names
 from .context import FixContext
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -31,23 +32,13 @@ def enclosing_blocks(ctx: FixContext, function: ast.AST, stmt: ast.stmt) -> Iter
         current = parent
 
 
-def _bound_names(target: ast.AST) -> Iterable[str]:
-    if isinstance(target, ast.Name):
-        yield target.id
-    elif isinstance(target, (ast.Tuple, ast.List)):
-        for element in target.elts:
-            yield from _bound_names(element)
-    elif isinstance(target, ast.Starred):
-        yield from _bound_names(target.value)
-
-
 def binds(stmt: ast.stmt) -> set[str]:
     """Names a statement binds on every path through it (compound statements: none, to be safe,
     except an if/else that binds the name in both branches)."""
     if isinstance(stmt, ast.Assign):
-        return {name for target in stmt.targets for name in _bound_names(target)}
+        return {name for target in stmt.targets for name in bound_names(target)}
     if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and (not isinstance(stmt, ast.AnnAssign) or stmt.value is not None):
-        return set(_bound_names(stmt.target))
+        return set(bound_names(stmt.target))
     if isinstance(stmt, (ast.Import, ast.ImportFrom)):
         return {(alias.asname or alias.name).split(".")[0] for alias in stmt.names}
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -55,7 +46,7 @@ def binds(stmt: ast.stmt) -> set[str]:
     if isinstance(stmt, ast.If) and stmt.orelse:
         return _block_binds(stmt.body) & _block_binds(stmt.orelse)
     if isinstance(stmt, ast.With):
-        names = {n for item in stmt.items if item.optional_vars is not None for n in _bound_names(item.optional_vars)}
+        names = {n for item in stmt.items if item.optional_vars is not None for n in bound_names(item.optional_vars)}
         return names | _block_binds(stmt.body)
     return set()
 
@@ -91,27 +82,34 @@ def _containing_block(ctx: FixContext, stmt: ast.stmt) -> tuple[ast.AST, list[as
 def defined_before(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     """Whether `name` is bound on every path that reaches `stmt` (inside its function)."""
     function = ctx.function_of(stmt)
+    for parent, block, index in _outward(ctx, stmt):
+        if any(name in binds(earlier) for earlier in block[:index]):
+            return True
+        if parent is function:
+            return name in _parameters(function)  # type: ignore[arg-type]
+        if isinstance(parent, (ast.For, ast.AsyncFor)) and name in set(bound_names(parent.target)):
+            return True
+    return False
+
+
+def _outward(ctx: FixContext, stmt: ast.stmt) -> Iterator[tuple[ast.AST, list[ast.stmt], int]]:
+    """`stmt`'s block and each block around it, innermost first: (what holds the block - a
+    statement, an except handler or the function -, the block, the index in it of `stmt` or of the
+    statement holding `stmt`). Ends after a block held by something other than a statement or an
+    except handler, or early where a block cannot be found: the callers then give their cautious
+    answer."""
     current: ast.stmt = stmt
     while True:
         found = _containing_block(ctx, current)
         if found is None:
-            return False
+            return
         parent, block = found
-        for earlier in block:
-            if earlier is current:
-                break
-            if name in binds(earlier):
-                return True
-        if parent is function:
-            return name in _parameters(function)  # type: ignore[arg-type]
-        if isinstance(parent, (ast.For, ast.AsyncFor)) and name in set(_bound_names(parent.target)):
-            return True
-        if isinstance(parent, ast.stmt):
-            current = parent
-        elif isinstance(parent, ast.ExceptHandler):
-            current = ctx.parent(parent)  # type: ignore[assignment]
-        else:
-            return False
+        yield parent, block, next(i for i, s in enumerate(block) if s is current)
+        if isinstance(parent, ast.ExceptHandler):
+            parent = ctx.parent(parent)  # type: ignore[assignment]
+        if not isinstance(parent, ast.stmt):
+            return
+        current = parent
 
 
 def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
@@ -129,37 +127,21 @@ def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
 def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     """Whether `name` may be read after `stmt` runs (later statements, or the next loop iteration)."""
     function = ctx.function_of(stmt)
-    current: ast.stmt = stmt
-    while True:
-        found = _containing_block(ctx, current)
-        if found is None:
-            return True
-        parent, block = found
-        index = next(i for i, s in enumerate(block) if s is current)
+    for parent, block, index in _outward(ctx, stmt):
         if _reads(block[index + 1 :], name):
             return True
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and _reads([parent], name):
             return True  # read again on the next iteration
         if parent is function:
             return False
-        if isinstance(parent, ast.ExceptHandler):
-            parent = ctx.parent(parent)  # type: ignore[assignment]
-        if not isinstance(parent, ast.stmt):
-            return True
-        current = parent
+    return True
 
 
 def reaching_definition(ctx: FixContext, stmt: ast.stmt, name: str) -> ast.expr | None:
     """The value of the last `name = value` before `stmt` on every path to it, if that is the
     nearest binding of `name` (any other binding, or one inside a nested block, gives None)."""
     function = ctx.function_of(stmt)
-    current: ast.stmt = stmt
-    while True:
-        found = _containing_block(ctx, current)
-        if found is None:
-            return None
-        parent, block = found
-        index = next(i for i, s in enumerate(block) if s is current)
+    for parent, block, index in _outward(ctx, stmt):
         for earlier in reversed(block[:index]):
             if isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and isinstance(earlier.targets[0], ast.Name):
                 if earlier.targets[0].id == name:
@@ -171,7 +153,7 @@ def reaching_definition(ctx: FixContext, stmt: ast.stmt, name: str) -> ast.expr 
             return None
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and name in _assigned_anywhere(parent):
             return None  # the loop may change it between iterations
-        current = parent if isinstance(parent, ast.stmt) else ctx.parent(parent)  # type: ignore[assignment]
+    return None
 
 
 def _assigned_anywhere(stmt: ast.AST) -> set[str]:
