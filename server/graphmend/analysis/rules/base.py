@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
-from ..kinds import Kind
+from ..kinds import Kind, is_tensor
 
 if TYPE_CHECKING:
     from ...findings import Related
@@ -144,6 +144,24 @@ class Rule:
 
     def all_examples(self) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
         return self.breaks, self.ok
+
+
+class TensorOpRule(Rule):
+    """Flags `torch.<op>(...)` (the names in `qualnames`) and `<tensor>.<op>(...)` (the methods in
+    `methods`, on a receiver known to be a tensor); subclasses may add argument conditions."""
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if ctx.qualname(node.func) in self.qualnames:
+            if self.applies(node, node.args[1:] if node.args else [], ctx, function_form=True):
+                ctx.report(self, node)
+            return
+        target = receiver(node)
+        if target is not None and is_tensor(ctx.kind(target)) and self.applies(node, node.args, ctx, function_form=False):
+            ctx.report(self, node)
+
+    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
+        return True
 
 
 class CallTableRule(Rule):

@@ -12,7 +12,7 @@ import ast
 
 from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
 from ..symbols import SCALAR_FLAG
-from .base import Effect, Rule, RuleContext, compiled, example, receiver
+from .base import Effect, Rule, RuleContext, TensorOpRule, compiled, example, receiver
 
 _WHY_VALUE = (
     "dynamo traces with shapes but no data, so it must end the graph here to compute the value eagerly"
@@ -20,17 +20,7 @@ _WHY_VALUE = (
 _CAPTURE = "`torch._dynamo.config.capture_scalar_outputs = True`"
 
 
-class TensorMethodRule(Rule):
-    """Flags `<tensor>.<method>(...)` for the methods listed in `methods`."""
-
-    def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        target = receiver(node)
-        if target is not None and is_tensor(ctx.kind(target)):
-            ctx.report(self, node)
-
-
-class Item(TensorMethodRule):
+class Item(TensorOpRule):
     code = "GM201"
     name = "tensor-item"
     message = "`{subject}` copies a tensor value into a Python number"
@@ -70,7 +60,7 @@ class Item(TensorMethodRule):
     )
 
 
-class ToList(TensorMethodRule):
+class ToList(TensorOpRule):
     code = "GM202"
     name = "tensor-tolist"
     message = "`{subject}` copies a tensor into a Python list"
@@ -397,7 +387,7 @@ class TensorAsSize(Rule):
     )
 
 
-class TensorToPythonBool(Rule):
+class TensorToPythonBool(TensorOpRule):
     code = "GM207"
     name = "tensor-comparison-to-bool"
     message = "`{subject}` returns a Python bool computed from tensor data"
@@ -408,15 +398,6 @@ class TensorToPythonBool(Rule):
     )
     qualnames = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
     methods = frozenset({"equal", "allclose", "is_nonzero"})
-
-    def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        if ctx.qualname(node.func) in self.qualnames:
-            ctx.report(self, node)
-            return
-        target = receiver(node)
-        if target is not None and is_tensor(ctx.kind(target)):
-            ctx.report(self, node)
 
     breaks = (
         compiled(

@@ -13,32 +13,19 @@ import ast
 
 from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
 from ..symbols import SHAPE_FLAG
-from .base import Rule, RuleContext, compiled, example, receiver
+from .base import Rule, RuleContext, TensorOpRule, compiled, example
 
 _WHY_SHAPE = "the number of output elements depends on tensor data, which dynamo does not have while tracing"
 _CAPTURE = "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
 
 
-class TensorOpRule(Rule):
-    """Flags `torch.<op>(...)` and `<tensor>.<op>(...)`; subclasses may add argument conditions."""
+class ShapeOpRule(TensorOpRule):
+    """A tensor op whose output shape depends on the data (`capture_dynamic_output_shape_ops` traces it)."""
 
     removed_by_flag = SHAPE_FLAG
 
-    def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        if ctx.qualname(node.func) in self.qualnames:
-            if self.applies(node, node.args[1:] if node.args else [], ctx, function_form=True):
-                ctx.report(self, node)
-            return
-        target = receiver(node)
-        if target is not None and is_tensor(ctx.kind(target)) and self.applies(node, node.args, ctx, function_form=False):
-            ctx.report(self, node)
 
-    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
-        return True
-
-
-class NonZero(TensorOpRule):
+class NonZero(ShapeOpRule):
     code = "GM401"
     name = "nonzero"
     message = "`{subject}` returns as many indices as there are nonzero elements"
@@ -157,7 +144,7 @@ class BooleanMaskIndex(Rule):
     )
 
 
-class MaskedSelect(TensorOpRule):
+class MaskedSelect(ShapeOpRule):
     code = "GM403"
     name = "masked-select"
     message = "`{subject}` returns as many elements as the mask selects"
@@ -181,7 +168,7 @@ class MaskedSelect(TensorOpRule):
         ),
     )
 
-class Unique(TensorOpRule):
+class Unique(ShapeOpRule):
     code = "GM404"
     name = "unique"
     message = "`{subject}` returns as many elements as there are distinct values"
@@ -206,7 +193,7 @@ class Unique(TensorOpRule):
         ),
     )
 
-class BinCount(TensorOpRule):
+class BinCount(ShapeOpRule):
     code = "GM405"
     name = "bincount"
     message = "`{subject}` returns one bin per value up to the maximum in the data"
@@ -240,7 +227,7 @@ class BinCount(TensorOpRule):
         ),
     )
 
-class RepeatInterleaveByTensor(TensorOpRule):
+class RepeatInterleaveByTensor(ShapeOpRule):
     code = "GM406"
     name = "repeat-interleave-tensor-repeats"
     message = "`{subject}` repeats elements a data-dependent number of times"

@@ -11,7 +11,7 @@ import ast
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..symbols import LOCK_CLASSES, RNN_FLAG
-from .base import CallTableRule, Effect, Rule, RuleContext, compiled, example, receiver
+from .base import CallTableRule, Effect, Rule, RuleContext, TensorOpRule, compiled, example, receiver
 
 _HOIST = "Move it out of the compiled code."
 
@@ -287,19 +287,13 @@ class DeepCopy(Rule):
     )
 
 
-class Backward(Rule):
+class Backward(TensorOpRule):
     code = "GM506"
     name = "backward-in-compiled-code"
     message = "`{subject}` runs the backward pass inside compiled code"
     why = "dynamo compiles forward graphs; `Tensor.backward()` is not traceable, so it ends the graph"
     fix = "Compile the model or the loss computation only, and call `.backward()` outside the compiled function."
     methods = frozenset({"backward"})
-
-    def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        target = receiver(node)
-        if target is not None and is_tensor(ctx.kind(target)):
-            ctx.report(self, node)
 
     breaks = (
         compiled(
@@ -320,19 +314,13 @@ class Backward(Rule):
         ),
     )
 
-class RequiresGradInPlace(Rule):
+class RequiresGradInPlace(TensorOpRule):
     code = "GM507"
     name = "requires-grad-in-compiled-code"
     message = "`{subject}` turns on gradients for an intermediate tensor"
     why = "dynamo does not let a `requires_grad_()` intermediate leak out of a graph, so it ends the graph"
     fix = "Set `requires_grad` on inputs or parameters before calling the compiled code."
     methods = frozenset({"requires_grad_"})
-
-    def check(self, node: ast.AST, ctx: RuleContext) -> None:
-        assert isinstance(node, ast.Call)
-        target = receiver(node)
-        if target is not None and is_tensor(ctx.kind(target)):
-            ctx.report(self, node)
 
     breaks = (
         compiled(
