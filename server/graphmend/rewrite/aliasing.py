@@ -25,7 +25,9 @@ _FRESH_TORCH = frozenset(
         "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "abs", "sigmoid", "tanh", "sin", "cos", "pow", "clamp",
         "clip", "maximum", "minimum", "add", "sub", "mul", "div", "neg", "reciprocal", "floor", "ceil", "round",
         "sign", "erf", "softmax", "log_softmax", "sum", "mean", "prod", "amax", "amin", "cumsum", "cumprod",
-        "logsumexp", "var", "std", "norm", "max", "min", "argmax", "argmin", "any", "all",
+        "logsumexp", "var", "std", "norm", "max", "min", "argmax", "argmin", "any", "all", "isnan", "isinf",
+        "isfinite", "isposinf", "isneginf", "signbit", "logical_not", "logical_and", "logical_or", "logical_xor",
+        "eq", "ne", "lt", "le", "gt", "ge", "nan_to_num", "masked_fill", "nonzero", "count_nonzero",
     }
 )  # fmt: skip
 _FRESH_METHODS = frozenset(
@@ -34,7 +36,9 @@ _FRESH_METHODS = frozenset(
         "clamp", "clip", "neg", "reciprocal", "floor", "ceil", "round", "sign", "softmax", "log_softmax", "sum",
         "mean", "prod", "amax", "amin", "cumsum", "cumprod", "matmul", "mm", "bmm", "add", "sub", "mul", "div",
         "masked_fill", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "logsumexp", "var", "std",
-        "norm", "max", "min", "argmax", "argmin", "any", "all",
+        "norm", "max", "min", "argmax", "argmin", "any", "all", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+        "signbit", "logical_not", "logical_and", "logical_or", "logical_xor", "eq", "ne", "lt", "le", "gt", "ge",
+        "nan_to_num", "nonzero", "count_nonzero",
     }
 )  # fmt: skip
 # Reads through these keep no reference to the tensor (numbers, new tensors, metadata).
@@ -78,7 +82,16 @@ def aliasing_reason(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFuncti
     target = update.target
     if not isinstance(target, ast.Name):
         return "it updates an attribute or an element in place"
-    name = target.id
+    return local_aliasing_reason(ctx, function, target.id, update)
+
+
+def local_aliasing_reason(
+    ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, name: str, update: ast.stmt, receiver: ast.AST | None = None
+) -> str | None:
+    """None when the in-place change `update` of the tensor `name` (`name += v`, `name[m] = v`,
+    `name.masked_fill_(m, v)`, whose `receiver` is the `name` it writes through) may become a
+    rebinding of `name` to a new tensor: no other name, view or caller can see the object `name`
+    holds. Otherwise why not, in words."""
     arguments = function.args
     parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
     parameters |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
@@ -102,7 +115,7 @@ def aliasing_reason(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFuncti
         if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
             continue
         after = use.lineno > update.end_lineno if update.end_lineno is not None else False
-        if after and not in_loop:
+        if (after and not in_loop) or use is receiver:
             continue  # references taken after the update see the same value either way
         if not _harmless_read(ctx, use):
             return f"`{name}` is read where a reference to it may be kept (`{ctx.code(ctx.parent(use) or use)[:40]}`)"

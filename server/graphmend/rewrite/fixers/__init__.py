@@ -12,6 +12,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
+from .guarded_fill import GuardedMaskedFillFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
@@ -32,6 +33,7 @@ class Fixer(Protocol):
 
 ALL_FIXERS: tuple[Fixer, ...] = (
     MaskCheckFixer(),  # before Where: skipping an all-ones test costs less than selecting over it
+    GuardedMaskedFillFixer(),  # before Where too: filling nothing needs no test at all
     WhereFixer(),
     WhileLoopFixer(),
     ScalarFixer(),

@@ -1,0 +1,203 @@
+"""GM101: `if mask.any(): x[mask] = value` -> `x = x.masked_fill(mask, value)`, every time.
+
+Code often tests whether a boolean mask selects anything before writing a number through it:
+
+    bad = torch.isnan(y)
+    if bad.any():
+        y[bad] = 0.0
+
+The test is a graph break (dynamo does not know the mask's values) and only a shortcut: writing
+through a mask that selects nothing changes nothing. So the write can run every time, and the
+test goes. It runs out of place, `y = y.masked_fill(bad, 0.0)`: run in place on every input, it
+would bump the tensor's version counter even when nothing is written, and autograd raises for a
+tensor saved for backward that was changed in place. Rebinding instead of writing in place is
+exact only when no other name, view or caller can see the tensor (`aliasing.py`), and
+`masked_fill` puts the number where `x[mask] = value` does only when the mask has the tensor's
+shape (a mask over leading dimensions selects rows; `masked_fill` would broadcast it from the
+trailing ones): where that is not proven, `_graphmend_mask_selects_alike` decides while tracing
+and the original `if` runs elsewhere. The number is cast to the tensor's dtype by both.
+
+Accepted tests (the mask known to be boolean): `m.any()`, `torch.any(m)`, `m.sum() > 0` (and
+`!= 0`, `>= 1`, or the sum alone), `m.count_nonzero() > 0`, joined by `and` with Python-level
+tests that stay in the `if`. The body: only `x[m] = number` and `x.masked_fill_(m, number)` with
+that same mask.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ...analysis.kinds import BOOL_KINDS, Kind
+from ...findings import Edit, Finding
+from ..aliasing import local_aliasing_reason
+from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
+from ..context import FixContext
+from ..flow import changed_in_place_after
+from ..model import DeclineError, Fix, Safety
+from ..purity import check_pure
+from ..signatures import Signatures, floating_names
+from .conditions import check_condition_pure, tensor_logic
+
+_POSITIVE = {ast.Gt: 0, ast.NotEq: 0, ast.GtE: 1}  # `count > 0`, `count != 0`, `count >= 1`
+
+
+@dataclass(frozen=True)
+class _Fill:
+    target: str
+    value: ast.expr
+    statement: ast.stmt
+    receiver: ast.AST
+
+
+class GuardedMaskedFillFixer:
+    narrow = True  # one shape of GM101: its "not my pattern" says least
+    codes = frozenset({"GM101"})
+    safety = Safety.SAFE
+    title = "Fill through the mask every time with masked_fill instead of testing whether it selects anything (filling nothing changes nothing)"
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        node = ctx.node_for(finding)
+        statement = ctx.statement_of(node) if node is not None else None
+        function = ctx.function_of(statement) if statement is not None else None
+        if not isinstance(statement, ast.If) or function is None or not ctx.contains(statement.test, node):
+            raise DeclineError("not-a-guarded-fill", "the tensor is not tested by an `if`")
+        prefix, mask_test, mask = _split(ctx, statement.test)
+        if statement.orelse:
+            raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")
+        cloned = _leading_clones(ctx, statement.body)
+        fills = [_fill(ctx, stmt, mask) for stmt in statement.body[len(cloned) :]]
+        if any(name not in {f.target for f in fills} for name in cloned):
+            raise DeclineError("not-a-guarded-fill", "the branch copies a tensor it does not fill")
+        check_pure(ctx, mask, "the mask (now used every time)")
+        for fill in fills:
+            # a copy made in the branch is what the original wrote to: nobody else sees it
+            reason = None if fill.target in cloned else local_aliasing_reason(ctx, function, fill.target, fill.statement, fill.receiver)
+            if reason is not None:
+                raise DeclineError("guarded-fill-alias", f"filling out of place would change what other references see: {reason}")
+            if changed_in_place_after(ctx, function, statement, fill.target) is not None:
+                raise DeclineError("guarded-fill-alias", f"`{fill.target}` is changed in place after the `if`")
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        targets = list(dict.fromkeys(f.target for f in fills))
+        proven = ctx.kind(mask) in BOOL_KINDS and all(
+            signatures.equal_shapes(signatures.of(mask), signatures.of(ast.Name(id=t, ctx=ast.Load()))) for t in targets
+        )
+        fill_lines = [f"{f.target} = {f.target}.masked_fill({ctx.code(mask)}, {ctx.code(f.value)})" for f in fills]
+        edits: list[Edit] = []
+        if proven:
+            lines = fill_lines
+        else:  # the fill where the check holds, the original branch (mask test only) elsewhere
+            check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *targets)
+            original = [line for stmt in statement.body for line in _lines(ctx, stmt)]
+            lines = [f"if {check}:", *_indented(fill_lines), f"elif {ctx.code(mask_test)}:", *_indented(original)]
+            edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
+        if prefix:  # the Python-level tests stay, in their own `if`
+            lines = [f"if {' and '.join(ctx.code(p) for p in prefix)}:", *_indented(lines)]
+        if_node = ctx.cst_node(function, statement, cst.If)
+        new_statements = cst.parse_module("".join(f"{line}\n" for line in lines)).body
+        edits.insert(0, ctx.rewrite(function, {if_node: cst.FlattenSentinel(new_statements)}))
+        return Fix(finding, self.title, Safety.SAFE, tuple(edits))
+
+
+def _leading_clones(ctx: FixContext, body: list[ast.stmt]) -> list[str]:
+    """The names the branch first replaces with a copy of themselves (`x = x.clone()`): the
+    original writes to the copy, and `masked_fill` makes its own."""
+    names: list[str] = []
+    for stmt in body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            break
+        value, name = stmt.value, stmt.targets[0].id
+        if not (isinstance(value, ast.Call) and not value.args and not value.keywords and isinstance(value.func, ast.Attribute)):
+            break
+        if value.func.attr != "clone" or not (isinstance(value.func.value, ast.Name) and value.func.value.id == name):
+            break
+        names.append(name)
+    return names
+
+
+def _lines(ctx: FixContext, stmt: ast.stmt) -> list[str]:
+    """The statement's source lines, indented relative to the statement's own column."""
+    first, *rest = ctx.code(stmt).split("\n")
+    return [first, *(line[stmt.col_offset :] for line in rest)]
+
+
+def _indented(lines: list[str]) -> list[str]:
+    return [f"    {line}" if line.strip() else line for line in lines]
+
+
+def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr]:
+    """The Python-level operands of an `and` chain, its one any-of-mask operand, and that mask."""
+    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    masks = [(operand, _any_of(ctx, operand)) for operand in operands]
+    found = [(operand, mask) for operand, mask in masks if mask is not None]
+    if len(found) != 1:
+        raise DeclineError("not-a-guarded-fill", "the condition is not one test of whether a boolean mask selects anything (`mask.any()`)")
+    prefix = [operand for operand, mask in masks if mask is None]
+    for operand in prefix:
+        if tensor_logic(ctx, operand):
+            raise DeclineError("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the mask test is dropped")
+        check_condition_pure(ctx, operand, "a condition kept in the `if` (now evaluated whatever the mask)")
+    return prefix, found[0][0], found[0][1]
+
+
+def _any_of(ctx: FixContext, node: ast.expr) -> ast.expr | None:
+    """`m` when `node` is true exactly when the boolean tensor `m` has a True element."""
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        op, right = node.ops[0], node.comparators[0]
+        threshold = _POSITIVE.get(type(op))
+        if threshold is not None and isinstance(right, ast.Constant) and right.value == threshold and type(right.value) is int:
+            return _counted(ctx, node.left)
+        return None
+    return _reduced(ctx, node, ("any",)) or _counted(ctx, node)
+
+
+def _counted(ctx: FixContext, node: ast.expr) -> ast.expr | None:
+    """`m` for `m.sum()`, `torch.sum(m)`, `m.count_nonzero()`: the number of True elements."""
+    return _reduced(ctx, node, ("sum", "count_nonzero"))
+
+
+def _reduced(ctx: FixContext, node: ast.expr, names: tuple[str, ...]) -> ast.expr | None:
+    if not (isinstance(node, ast.Call) and not node.keywords and isinstance(node.func, ast.Attribute) and node.func.attr in names):
+        return None
+    if ctx.qualname(node.func) == f"torch.{node.func.attr}" and len(node.args) == 1:
+        mask = node.args[0]
+    elif not node.args and ctx.qualname(node.func.value) != "torch":
+        mask = node.func.value
+    else:
+        return None
+    return mask if ctx.kind(mask) in BOOL_KINDS else None
+
+
+def _fill(ctx: FixContext, stmt: ast.stmt, mask: ast.expr) -> _Fill:
+    """`x[mask] = number` or `x.masked_fill_(mask, number)`; anything else declines."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+        target = stmt.targets[0]
+        if isinstance(target.value, ast.Name) and ctx.code(target.slice) == ctx.code(mask):
+            return _Fill(target.value.id, _number(ctx, stmt.value), stmt, target.value)
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        call = stmt.value
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute) and func.attr == "masked_fill_" and isinstance(func.value, ast.Name)
+            and len(call.args) == 2 and not call.keywords and ctx.code(call.args[0]) == ctx.code(mask)
+        ):  # fmt: skip
+            return _Fill(func.value.id, _number(ctx, call.args[1]), stmt, func.value)
+    raise DeclineError(
+        "not-a-guarded-fill", f"`{ctx.code(stmt).splitlines()[0][:50]}` is not a number written through the tested mask"
+    )
+
+
+def _number(ctx: FixContext, value: ast.expr) -> ast.expr:
+    """`value` when it is a Python number (a literal, `-1`, `float("-inf")`, a Python-valued name)."""
+    inner = value.operand if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)) else value
+    if isinstance(inner, ast.Constant) and type(inner.value) in (int, float, bool):
+        return value
+    if isinstance(inner, ast.Call) and ctx.qualname(inner.func) == "builtins.float" and len(inner.args) == 1:
+        argument = inner.args[0]
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            return value
+    if ctx.kind(value) is Kind.PY and not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return value
+    raise DeclineError("not-a-number", f"`{ctx.code(value)[:40]}` is not known to be a Python number (a tensor value may broadcast differently)")
