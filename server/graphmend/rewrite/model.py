@@ -70,7 +70,7 @@ class Declined:
 # precondition fails": when several fixers decline, the user is shown a reason of the second kind.
 NOT_MY_PATTERN = frozenset(
     {
-        "not-an-if", "not-a-while", "not-an-assert", "not-a-mask", "not-a-mask-check", "not-a-reduction",
+        "not-an-if", "not-a-while", "not-an-assert", "not-a-mask", "not-a-mask-check", "not-a-guarded-fill", "not-a-reduction",
         "not-a-statement", "not-effect-only", "moe-no-dispatch", "no-node", "no-cst-match", "not-in-function",
         "statement",  # where: a branch that raises or logs is the ordered op's pattern, not a selection
     }

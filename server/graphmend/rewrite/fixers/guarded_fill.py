@@ -137,7 +137,7 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, a
     prefix = [operand for operand, mask in masks if mask is None]
     for operand in prefix:
         if tensor_logic(ctx, operand):
-            raise DeclineError("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the mask test is dropped")
+            raise DeclineError("not-a-guarded-fill", f"`{ctx.code(operand)[:40]}` is also a tensor test; only a mask test can be dropped")
         check_condition_pure(ctx, operand, "a condition kept in the `if` (now evaluated whatever the mask)")
     return prefix, found[0][0], found[0][1]
 
