@@ -111,6 +111,33 @@ def test_values_of_two_tensors_are_not_computed_on_both_paths() -> None:
     assert not result.applied and any(d.key == "dtype-shape-unproven" and "could raise" in d.reason for d in result.declined)
 
 
+EARLY_RETURN_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x):
+    scale = x.abs().amax()
+    if scale == 0:
+        return torch.zeros_like(x)
+    out = x / scale
+    return out.clamp(-0.5, 0.5)
+'''
+
+
+def test_an_early_return_of_another_dtype_returns_what_the_original_returned(tmp_path: Path) -> None:
+    """On an integer input the early value (integers) and the late one (floats) differ in dtype:
+    the rewrite returns the value the original returned, on both paths."""
+    (original, rewritten), paths = _pair(tmp_path, EARLY_RETURN_SOURCE, "_graphmend_same_type(early_value, late_value)")
+    cases = [(torch.tensor([3, -1, 2]),), (torch.zeros(3, dtype=torch.long),)]
+    for args in cases:
+        expected = original(*args)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            torch._dynamo.reset()
+            out = run(*args)
+            assert out.dtype == expected.dtype and out.shape == expected.shape and torch.equal(out, expected)
+    assert run_compiled(rewritten, cases, str(paths[1])).break_sites, "rejected inputs take the original branch, which breaks"
+
+
 CONDITION_SOURCE = '''import torch
 
 

@@ -345,7 +345,7 @@ _SHAPE_SAFE_CALLS = frozenset(
         "abs", "neg", "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "tanh",
         "sigmoid", "relu", "gelu", "silu", "clamp", "clip", "clamp_min", "clamp_max", "nan_to_num", "float",
         "double", "half", "bfloat16", "sign", "floor", "ceil", "round", "trunc", "reciprocal", "square", "clone",
-        "detach", "contiguous",
+        "detach", "contiguous", "zeros_like", "ones_like", "empty_like",
     }
 )  # not `to` (a device can be missing), not `pow` (an integer to a negative power raises)
 
@@ -364,7 +364,7 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
-            if ctx.kind(node) not in (Kind.PY, Kind.NONE):
+            if ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch":  # not the module
                 shape = signatures.of(node).shape
                 if shape != SCALAR_SHAPE:
                     tensors.add(node.id if shape == UNKNOWN else shape)
@@ -619,20 +619,59 @@ class _IfRewrite:
         for value, role in ((early, "the early return's value"), (late, "the final return's value")):
             _require_tensor(ctx, value, role)
             check_pure(ctx, value, f"{role} (computed on every path)")
-        _require_same_type(ctx, self.signatures, [early, late], "the returned values")
+        checked = self._early_return_checked(early, late, between)
         _check_not_a_nan_guard(ctx, self.tests, [early, late], "the returned values")
         condition = self._condition(self.tests[0], early_return=True)
         flag = self._fresh("returns_early")
         lines = [f"{flag} = {condition}"]
         early_text = _mask_restricted(ctx, early, torch, flag, True)
-        if rebound & {n.id for n in ast.walk(early) if isinstance(n, ast.Name)}:
-            held = self._fresh("early_value")  # its names change below: take the value now
+        names_read = {n.id for n in ast.walk(early) if isinstance(n, ast.Name)}
+        if (rebound & names_read) or (checked and not isinstance(early, ast.Name)):
+            held = self._fresh("early_value")  # its names change below (or it is compared): take the value now
             lines.append(f"{held} = {early_text}")
             early_text = held
         for stmt in between:
             lines.append(f"{stmt.targets[0].id} = {_mask_restricted(ctx, stmt.value, torch, flag, False)}")  # type: ignore[attr-defined]
-        lines.append(f"return {where_call(torch, flag, early_text, _mask_restricted(ctx, late, torch, flag, False))}")
+        late_text = _mask_restricted(ctx, late, torch, flag, False)
+        if not checked:
+            lines.append(f"return {where_call(torch, flag, early_text, late_text)}")
+            return "\n".join(lines) + "\n"
+        # Both values are at hand: where dynamo knows while tracing that they have one dtype and
+        # shape, select; elsewhere return the one the original returned, as it did.
+        if not isinstance(late, ast.Name) or late_text != late.id:
+            held_late = self._fresh("late_value")
+            lines.append(f"{held_late} = {late_text}")
+            late_text = held_late
+        check = call_text(SAME_TYPE, *dict.fromkeys([early_text, late_text]))
+        self.type_checks.append(check)
+        lines += [
+            f"if {check}:",
+            f"    return {where_call(torch, flag, early_text, late_text)}",
+            f"elif {flag}:",
+            f"    return {early_text}",
+            f"return {late_text}",
+        ]
         return "\n".join(lines) + "\n"
+
+    def _early_return_checked(self, early: ast.expr, late: ast.expr, between: list[ast.stmt]) -> bool:
+        """False when the returned values are proven to have one dtype and shape; True when that is
+        left to a check made while tracing (every value computed ahead cannot raise on shapes)."""
+        ctx = self.ctx
+        try:
+            _require_same_type(ctx, self.signatures, [early, late], "the returned values")
+            return False
+        except DeclineError as error:
+            if error.key != "dtype-shape-unproven":
+                raise
+            computed = [early, late, *(stmt.value for stmt in between if isinstance(stmt, ast.Assign))]
+            for value in computed:
+                if _costly(ctx, value) or not _cannot_raise_on_shapes(ctx, value, self.signatures):
+                    raise DeclineError(
+                        "dtype-shape-unproven",
+                        f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
+                        "(its operands' shapes are not known to fit)",
+                    ) from None
+            return True
 
     # -- returns ------------------------------------------------------------------------------
     def _return_code(self, branches: list[_Branch]) -> str:
