@@ -34,6 +34,7 @@ from ..aliasing import aliasing_reason
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext, apply_edits, text_edits
 from ..flow import changed_in_place_after, defined_before, read_after
+from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
@@ -100,10 +101,15 @@ class WhereFixer:
             except DeclineError as error:
                 if error.key != "statement":
                     return error
-                try:  # `y /= s` in a branch: as `y = y / (s)`, when no other name sees `y`'s tensor
-                    return _plan_with_rebound_updates(finding, ctx, function, statement, error)
-                except DeclineError as specific:
-                    return specific
+                reasons: list[DeclineError] = []
+                # `y /= s` in a branch: as `y = y / (s)`, when no other name sees `y`'s tensor;
+                # `y = x * w; return y.relu()`: as `return (x * w).relu()`
+                for variant in (_plan_with_rebound_updates, _plan_with_inlined_returns):
+                    try:
+                        return variant(finding, ctx, function, statement, error)
+                    except DeclineError as specific:
+                        reasons.append(specific)
+                return next((r for r in reasons if r is not error), error)
 
         planned = ctx.remember(("where", id(statement)), plan_once)  # one plan for every finding in the `if`
         if isinstance(planned, DeclineError):
@@ -197,6 +203,29 @@ def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.
         raise DeclineError("statement", "the rewrite would keep a rewritten in-place update")
     names = ", ".join(dict.fromkeys(f"`{ctx.code(u.target)}`" for u in updates))
     title = f"{fix.title} (in-place updates of {names}, a local tensor no other name refers to, become rebindings)"
+    return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
+
+
+def _plan_with_inlined_returns(finding: Finding, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If, declined: DeclineError) -> Fix:
+    """A branch that assigns names and then returns, as the one `return` it amounts to
+    (rewrite/inline.py): the file is analysed again with the branches inlined and the `where`
+    planned on that text; the edits replace the whole `if`, so they apply to the original text."""
+    edits = inlined_return_edits(ctx, statement)
+    if not edits or any(e.span.start_line <= finding.span.end_line for e in edits):
+        raise declined  # nothing to inline, or the tested condition sits after an inlined branch
+    inlined = apply_edits(ctx.text, edits)
+    result = analyze_detailed(inlined, ctx.result.path, ctx.result.config, keep_facts=True)
+    if result.tree is None:
+        raise declined
+    variant = FixContext(result)
+    node = variant.node_for(finding, (ast.expr,))
+    variant_function = variant.function_of(node) if isinstance(node, ast.expr) else None
+    variant_statement = _enclosing_if(variant, node) if isinstance(node, ast.expr) else None
+    if variant_function is None or variant_statement is None:
+        raise declined
+    fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()
+    fixed = apply_edits(inlined, fix.edits)
+    title = f"{fix.title} (the names a returning branch assigns are inlined into its return)"
     return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
 
 
