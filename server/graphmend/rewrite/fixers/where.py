@@ -185,18 +185,7 @@ def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.
         marked = f"{rebinding}  {_REBOUND_MARK}"
         edits.append(Edit(ctx.span(update), marked))
         restore[marked] = ctx.code(update)
-    rebound = apply_edits(ctx.text, edits)
-    result = analyze_detailed(rebound, ctx.result.path, ctx.result.config, keep_facts=True)
-    if result.tree is None:
-        raise declined
-    variant = FixContext(result)
-    node = variant.node_for(finding, (ast.expr,))
-    variant_function = variant.function_of(node) if isinstance(node, ast.expr) else None
-    variant_statement = _enclosing_if(variant, node) if isinstance(node, ast.expr) else None
-    if variant_function is None or variant_statement is None:
-        raise declined
-    fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()
-    fixed = apply_edits(rebound, fix.edits)
+    fix, fixed = _planned_on_variant(finding, ctx, apply_edits(ctx.text, edits), declined)
     for marked, original in restore.items():
         fixed = fixed.replace(marked, original)
     if _REBOUND_MARK in fixed:
@@ -213,8 +202,15 @@ def _plan_with_inlined_returns(finding: Finding, ctx: FixContext, function: ast.
     edits = inlined_return_edits(ctx, statement)
     if not edits or any(e.span.start_line <= finding.span.end_line for e in edits):
         raise declined  # nothing to inline, or the tested condition sits after an inlined branch
-    inlined = apply_edits(ctx.text, edits)
-    result = analyze_detailed(inlined, ctx.result.path, ctx.result.config, keep_facts=True)
+    fix, fixed = _planned_on_variant(finding, ctx, apply_edits(ctx.text, edits), declined)
+    title = f"{fix.title} (the names a returning branch assigns are inlined into its return)"
+    return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
+
+
+def _planned_on_variant(finding: Finding, ctx: FixContext, variant_text: str, declined: DeclineError) -> tuple[Fix, str]:
+    """The `where` planned on `variant_text` (the file with the `if`'s branches rewritten, the
+    finding's condition where it was), and the text that fix gives."""
+    result = analyze_detailed(variant_text, ctx.result.path, ctx.result.config, keep_facts=True)
     if result.tree is None:
         raise declined
     variant = FixContext(result)
@@ -224,9 +220,7 @@ def _plan_with_inlined_returns(finding: Finding, ctx: FixContext, function: ast.
     if variant_function is None or variant_statement is None:
         raise declined
     fix = _IfRewrite(finding, variant, variant_function, variant_statement).build()
-    fixed = apply_edits(inlined, fix.edits)
-    title = f"{fix.title} (the names a returning branch assigns are inlined into its return)"
-    return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
+    return fix, apply_edits(variant_text, fix.edits)
 
 
 WIDTH = 88  # beyond this, each argument of the generated call goes on its own line
