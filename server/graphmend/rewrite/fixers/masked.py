@@ -116,7 +116,7 @@ class MaskedReductionFixer:
         edits: list[Edit] = []
         if unproven:
             check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
-            replacement = f"({replacement} if {check} else {ctx.code(reduction.call)})"
+            replacement = _conditional(replacement, check, ctx.code(reduction.call))
             edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
         target = ctx.cst_node(function, reduction.call, cst.Call)
         edits.insert(0, ctx.rewrite(function, {target: cst.parse_expression(replacement)}))
@@ -125,6 +125,15 @@ class MaskedReductionFixer:
             edits.append(import_edit)
         elementwise = len(leaves) > 1 or any(leaf.node not in reduction.operands for leaf in leaves) or reduction.loss is not None
         return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
+
+
+def _conditional(fixed: str, check: str, original: str) -> str:
+    """`(fixed if check else original)`, one part per line when it would make a long line (the
+    statement's own indentation is added by libcst when it renders the lines)."""
+    one_line = f"({fixed} if {check} else {original})"
+    if len(one_line) <= 80 or "\n" in original:
+        return one_line
+    return f"(\n    {fixed}\n    if {check}\n    else {original}\n)"
 
 
 def _selection(ctx: FixContext, node: ast.AST, trusted: bool = False) -> _Selection | None:
