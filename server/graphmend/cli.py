@@ -335,19 +335,28 @@ def _watch(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _check_once(args: argparse.Namespace) -> int:
+def _configured_paths(args: argparse.Namespace, overrides: bool = True) -> tuple[Config, Config, list[Path]] | None:
+    """The configuration (with the command line's --select/--ignore applied, and without), and the
+    files to process; None after saying why not (a usage error)."""
     if args.jobs < 1:
         print("graphmend: --jobs must be at least 1", file=sys.stderr)
-        return EXIT_USAGE
+        return None
     try:
-        config = _load_configuration(args)
-        paths = list(discover(args.paths, config.exclude, config.root, args.force_exclude))
+        config = _load_configuration(args, overrides=overrides)
+        selection = config if overrides else config.with_overrides(select=args.select, ignore=args.ignore)
+        return config, selection, list(discover(args.paths, config.exclude, config.root, args.force_exclude))
     except ConfigError as exc:
         print(f"graphmend: configuration error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
     except FileNotFoundError as exc:
         print(f"graphmend: no such file or directory: {exc}", file=sys.stderr)
+    return None
+
+
+def _check_once(args: argparse.Namespace) -> int:
+    configured = _configured_paths(args)
+    if configured is None:
         return EXIT_USAGE
+    config, _, paths = configured
     results = check_files(paths, config, args.jobs, cross_module=not args.no_cross_module)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
     fixable = [r.fixable for r in results if r.findings]
@@ -393,19 +402,10 @@ def _fix_job(job: tuple[Path, Config, Safety, frozenset[str] | None, bool]) -> F
 
 
 def run_fix(args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        print("graphmend: --jobs must be at least 1", file=sys.stderr)
+    configured = _configured_paths(args, overrides=False)
+    if configured is None:
         return EXIT_USAGE
-    try:
-        config = _load_configuration(args, overrides=False)
-        selection = config.with_overrides(select=args.select, ignore=args.ignore)
-        paths = list(discover(args.paths, config.exclude, config.root, args.force_exclude))
-    except ConfigError as exc:
-        print(f"graphmend: configuration error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except FileNotFoundError as exc:
-        print(f"graphmend: no such file or directory: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    config, selection, paths = configured
     codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
     # helpers in other files called from compiled code are fixed as compiled code (found by a check pass)
     configs = {} if args.no_cross_module or len(paths) < 2 else check_files_and_entries(paths, config, args.jobs)[1]
