@@ -104,6 +104,7 @@ class FunctionWalker(Evaluator):
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
+        self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
         self.rules = module.rules
@@ -200,9 +201,11 @@ class FunctionWalker(Evaluator):
     def named_mask(self, node: ast.AST) -> bool:
         if not (isinstance(node, ast.Name) and node.id in self.mask_params and self.kind(node) in (Kind.TENSOR, Kind.UNKNOWN)):
             return False
-        return not any(
-            isinstance(n, ast.Name) and n.id == node.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(self.function)
-        )
+        if self._rebound_mask_params is None:  # once per function, and only where a mask name is used
+            self._rebound_mask_params = {
+                n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and n.id in self.mask_params and not isinstance(n.ctx, ast.Load)
+            }
+        return node.id not in self._rebound_mask_params
 
     def torch_module_class(self, node: ast.AST) -> str | None:
         if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):

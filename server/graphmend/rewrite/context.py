@@ -186,6 +186,23 @@ class FixContext:
         parts.append(lines[span.end_line - 1][: span.end_col])
         return "\n".join(parts)
 
+    def code_with(self, node: ast.AST, replacements: dict[int, str]) -> str:
+        """The source text of `node` with each node below it whose id is in `replacements` written
+        as the text given there (the outermost one, where a replaced node holds another)."""
+        text, base = self.code(node), self.span(node)
+        pieces: list[tuple[int, int, str]] = []
+        pending = [node]
+        while pending:
+            current = pending.pop()
+            if current is not node and id(current) in replacements:
+                span = self.span(current)
+                pieces.append((char_offset(self, base, span), char_offset(self, base, span, end=True), replacements[id(current)]))
+                continue
+            pending.extend(ast.iter_child_nodes(current))
+        for start, end, piece in sorted(pieces, reverse=True):
+            text = text[:start] + piece + text[end:]
+        return replacements.get(id(node), text)
+
     def atom(self, node: ast.AST) -> str:
         """The node's text, parenthesised unless it already is an atom (for `.method()` and operators)."""
         text = self.code(node)
@@ -298,6 +315,18 @@ class FixContext:
         old_lines = parsed.text.split("\n")
         new_lines = rendered.split("\n")
         return _line_edit(parsed.first_line, old_lines, new_lines)
+
+
+def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
+    """Where (line, column) of `span` falls in the text of the node spanning `base` (ctx.code)."""
+    line, column = (span.end_line, span.end_col) if end else (span.start_line, span.start_col)
+    if line == base.start_line:
+        return column - base.start_col
+    lines = ctx.source.lines
+    offset = len(lines[base.start_line - 1]) - base.start_col + 1
+    for number in range(base.start_line + 1, line):
+        offset += len(lines[number - 1]) + 1
+    return offset + column
 
 
 def _parse_function(prefix: str, text: str) -> tuple[MetadataWrapper, dict[tuple[int, int, int, int], list[cst.CSTNode]]]:

@@ -73,19 +73,5 @@ def _inlined(ctx: FixContext, body: list[ast.stmt]) -> str | None:
 
 def _substituted(ctx: FixContext, node: ast.expr, values: dict[str, str]) -> str:
     """`node`'s source with each read of a name in `values` replaced by its (parenthesised) value."""
-    text, origin = ctx.code(node), ctx.span(node)
-    lines = text.split("\n")
-
-    def offset(line: int, col: int) -> int:
-        if line == origin.start_line:
-            return col - origin.start_col
-        return sum(len(x) + 1 for x in lines[: line - origin.start_line]) + col
-
-    pieces = []
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) and child.id in values:
-            span = ctx.span(child)
-            pieces.append((offset(span.start_line, span.start_col), offset(span.end_line, span.end_col), f"({values[child.id]})"))
-    for begin, end, piece in sorted(pieces, reverse=True):
-        text = text[:begin] + piece + text[end:]
-    return text
+    reads = {id(n): f"({values[n.id]})" for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in values}
+    return ctx.code_with(node, reads)

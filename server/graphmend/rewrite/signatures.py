@@ -30,7 +30,7 @@ UNKNOWN = ("unknown",)
 SCALAR_SHAPE = ("scalar",)
 SINGLE_SHAPE = ("single",)  # one element, with dimensions of size 1 (`torch.rand(1)`)
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
-_DTYPE_NAMES = {
+DTYPE_NAMES = {  # torch.<name> -> the dtype it names
     "float": "float32", "float32": "float32", "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
     "float64": "float64", "double": "float64", "long": "int64", "int64": "int64", "int": "int32", "int32": "int32",
     "bool": "bool", "int8": "int8", "uint8": "uint8", "int16": "int16", "short": "int16",
@@ -337,13 +337,13 @@ class Signatures:
         if isinstance(node, ast.Attribute) and node.attr == "dtype":  # .to(hidden.dtype)
             return self.of(node.value).dtype
         name = self.ctx.qualname(node)
-        if name is not None and name.startswith("torch.") and name[6:] in _DTYPE_NAMES:
-            return ("const", _DTYPE_NAMES[name[6:]])
+        if name is not None and name.startswith("torch.") and name[6:] in DTYPE_NAMES:
+            return ("const", DTYPE_NAMES[name[6:]])
         return UNKNOWN
 
     def _method(self, method: str, receiver: Sig, node: ast.Call) -> Sig:
         if method in ("float", "double", "half", "bfloat16", "long", "int", "bool", "short") and not node.args:
-            return Sig(("const", _DTYPE_NAMES[method]), receiver.shape)
+            return Sig(("const", DTYPE_NAMES[method]), receiver.shape)
         if method == "to" and len(node.args) == 1 and not node.keywords:
             dtype = self._dtype_argument(node.args[0])
             return Sig(dtype, receiver.shape) if dtype != UNKNOWN else Sig(UNKNOWN, UNKNOWN)

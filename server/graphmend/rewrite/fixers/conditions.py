@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 
 from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
-from ...findings import Span
 from ..context import FixContext
 from ..model import DeclineError
 from ..purity import check_pure
@@ -79,9 +78,7 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
         if signatures is None or not signatures.is_floating(signatures._norm(signatures.of(tensor).dtype)):
             return None
         rendered = f"{rendered}.double()"
-    text, base = ctx.code(test), ctx.span(test)
-    start, end = char_offset(ctx, base, ctx.span(operand)), char_offset(ctx, base, ctx.span(operand), end=True)
-    return text[:start] + rendered + text[end:]
+    return ctx.code_with(test, {id(operand): rendered})
 
 
 def is_float_literal(node: ast.expr) -> bool:
@@ -112,18 +109,6 @@ def is_small_int(node: ast.expr) -> bool:
         node = node.operand
     """An integer literal a float32 (or wider) tensor holds exactly."""
     return isinstance(node, ast.Constant) and isinstance(node.value, (int, bool)) and abs(node.value) < _EXACT_INT
-
-
-def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
-    """Where (line, column) of `span` falls in the text of the node spanning `base` (ctx.code)."""
-    line, column = (span.end_line, span.end_col) if end else (span.start_line, span.start_col)
-    if line == base.start_line:
-        return column - base.start_col
-    lines = ctx.source.lines
-    offset = len(lines[base.start_line - 1]) - base.start_col + 1
-    for number in range(base.start_line + 1, line):
-        offset += len(lines[number - 1]) + 1
-    return offset + column
 
 
 def check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:

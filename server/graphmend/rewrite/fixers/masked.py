@@ -37,7 +37,7 @@ from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from ..signatures import Signatures, floating_names
+from ..signatures import DTYPE_NAMES, Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
 _REDUCTIONS = frozenset({*_IDENTITY, "mean"})
@@ -51,7 +51,6 @@ _BINARY = {  # method/function name -> the operator it is
     "eq": ast.Eq, "ne": ast.NotEq, "lt": ast.Lt, "le": ast.LtE, "gt": ast.Gt, "ge": ast.GtE,
     "logical_and": ast.BitAnd, "logical_or": ast.BitOr, "logical_xor": ast.BitXor,
 }  # fmt: skip
-_DTYPES = frozenset({"float32", "float", "float64", "double", "float16", "half", "bfloat16", "int64", "long", "int32", "int", "bool"})
 _COMPARISONS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 # Losses that are elementwise with reduction="none", finite at 0 with a finite derivative there,
 # and the constant keywords they may carry.
@@ -238,7 +237,7 @@ def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Sele
         function, args = _call_parts(ctx, node)
         if len(args) == 1 and function in _CASTS | _LINEAR_UNARY | _BOOL_UNARY | _NONLINEAR_UNARY:
             return _collect(ctx, args[0], mask, leaves) or function in _NONLINEAR_UNARY
-        if len(args) == 2 and function == "to" and (ctx.qualname(args[1]) or "").removeprefix("torch.") in _DTYPES:
+        if len(args) == 2 and function == "to" and (ctx.qualname(args[1]) or "").removeprefix("torch.") in DTYPE_NAMES:
             return _collect(ctx, args[0], mask, leaves)  # a cast to a named dtype
         if len(args) == 2 and function in _BINARY:
             return _binary(ctx, _BINARY[function](), args[0], args[1], mask, leaves)
@@ -296,7 +295,7 @@ def _plain(node: ast.expr) -> bool:
 def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[_Selection], mask: ast.expr, nonlinear: bool) -> str:
     torch = ctx.torch_name()
     full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
-    operands = [_substitute(ctx, operand, full) for operand in reduction.operands]
+    operands = [ctx.code_with(operand, full) for operand in reduction.operands]
     if reduction.loss is not None:
         keywords = "".join(f", {k.arg}={ctx.code(k.value)}" for k in reduction.loss_keywords)
         values = f'{reduction.loss}({operands[0]}, {operands[1]}, reduction="none"{keywords})'
@@ -306,27 +305,3 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[_Selection
     if reduction.kind == "mean":
         return f"({kept.format(identity='0')}.sum() / {ctx.atom(mask)}.sum())"
     return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
-
-
-def _substitute(ctx: FixContext, node: ast.expr, full: dict[int, str]) -> str:
-    """`node`'s source with each selection replaced by its whole (or zero-filled) tensor."""
-    if id(node) in full:
-        return full[id(node)]
-    text, origin = ctx.code(node), ctx.span(node)
-    pieces = []
-    for child in ast.walk(node):
-        if id(child) in full:
-            span = ctx.span(child)
-            begin = _offset(text, origin.start_line, origin.start_col, span.start_line, span.start_col)
-            end = _offset(text, origin.start_line, origin.start_col, span.end_line, span.end_col)
-            pieces.append((begin, end, full[id(child)]))  # an atom, as the selection was
-    for begin, end, piece in sorted(pieces, reverse=True):
-        text = text[:begin] + piece + text[end:]
-    return text
-
-
-def _offset(text: str, first_line: int, first_col: int, line: int, col: int) -> int:
-    """The offset in `text`, the source of a node that starts at (first_line, first_col), of (line, col)."""
-    if line == first_line:
-        return col - first_col
-    return sum(len(x) + 1 for x in text.split("\n")[: line - first_line]) + col

@@ -58,7 +58,7 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
-        steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else ([], None)
+        steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
@@ -181,7 +181,7 @@ class ScalarFixer:
         ctx: FixContext,
         signatures: Signatures,
         start: ast.expr,
-        steps: list[ast.expr],
+        steps: _Steps,
         problem: str | None,
         operation: ast.BinOp,
         tensor: ast.expr,
@@ -273,7 +273,7 @@ class _Steps(list[ast.expr]):
         self.int_divisions: set[int] = set()  # ids of the divisions whose dividend is a Python int
 
 
-def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> tuple[list[ast.expr], str | None]:
+def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> tuple[_Steps, str | None]:
     """The Python arithmetic the number goes through before it meets a tensor, innermost first:
     `t.item() + eps`, `max(t.item(), 1)`. Kept as tensor arithmetic only where it computes the
     same number: an integer stays exact with integers (+, -, *, max, min); a floating value is
@@ -320,7 +320,7 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
 
 
 def _chain_text(
-    ctx: FixContext, call: ast.expr, steps: list[ast.expr], tensor: ast.expr, base: str, value_dtype: tuple, back: str | None = None
+    ctx: FixContext, call: ast.expr, steps: _Steps, tensor: ast.expr, base: str, value_dtype: tuple, back: str | None = None
 ) -> str:
     """The steps as tensor operations on `base` (the 0-d tensor): `max`/`min` -> `torch.clamp`;
     a floating value is taken in float64 and the result brought back to its own dtype, or to
@@ -344,8 +344,7 @@ def _chain_text(
             left = chain.get(id(step.left)) or ctx.atom(step.left)
             right = chain.get(id(step.right)) or ctx.atom(step.right)
             if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right):  # Python raised ZeroDivisionError at 0
-                integer = isinstance(steps, _Steps) and id(step) in steps.int_divisions
-                right = call_text(INT_DIVISOR if integer else FLOAT_DIVISOR, ctx.code(step.right))
+                right = call_text(INT_DIVISOR if id(step) in steps.int_divisions else FLOAT_DIVISOR, ctx.code(step.right))
             chain[id(step)] = f"({left} {_SYMBOLS[type(step.op)]} {right})"
         else:
             assert isinstance(step, ast.Call)

@@ -32,13 +32,13 @@ from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
 from ..aliasing import aliasing_reason
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
-from ..context import FixContext, apply_edits, text_edits
+from ..context import FixContext, apply_edits, char_offset, text_edits
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
-from .conditions import char_offset, check_condition_pure, condition_text, tensor_logic
+from .conditions import check_condition_pure, condition_text, tensor_logic
 from .generated import flush_blank_lines
 
 # Functions undefined (or with an infinite derivative) somewhere, and a value inside their domain
@@ -409,6 +409,21 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
     return len(tensors) <= 1
 
 
+def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError) -> None:
+    """Values whose dtypes are only compared while tracing are computed before the comparison, on
+    every path: none may need torch.cond (`unproven` stands) or raise on shapes where the original
+    did not compute it."""
+    if any(_costly(ctx, v) for v in values):
+        raise unproven
+    for value in values:
+        if not _cannot_raise_on_shapes(ctx, value, signatures):
+            raise DeclineError(
+                "dtype-shape-unproven",
+                f"{unproven.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
+                "(its operands' shapes are not known to fit)",
+            ) from None
+
+
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
     """Declines with `dtype-shape` when the values' dtypes differ for sure, with `dtype-shape-unproven`
     when the analysis cannot tell (the caller may then compare them while tracing instead)."""
@@ -687,13 +702,7 @@ class _IfRewrite:
             if error.key != "dtype-shape-unproven":
                 raise
             computed = [early, late, *(stmt.value for stmt in between if isinstance(stmt, ast.Assign))]
-            for value in computed:
-                if _costly(ctx, value) or not _cannot_raise_on_shapes(ctx, value, self.signatures):
-                    raise DeclineError(
-                        "dtype-shape-unproven",
-                        f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
-                        "(its operands' shapes are not known to fit)",
-                    ) from None
+            _check_computable_ahead(ctx, self.signatures, computed, error)
             return True
 
     # -- returns ------------------------------------------------------------------------------
@@ -835,15 +844,9 @@ class _IfRewrite:
             carried = branches is not None and default_name is not None and any(
                 default_name in b.texts or b.value_renames.get(default_name) or b.renames for b in branches
             )
-            if carried or any(_costly(ctx, v) for v in concrete):
-                raise  # temporaries carried across statements, or torch.cond: not checked while tracing
-            for value in concrete:
-                if not _cannot_raise_on_shapes(ctx, value, self.signatures):
-                    raise DeclineError(
-                        "dtype-shape-unproven",
-                        f"{error.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
-                        "(its operands' shapes are not known to fit)",
-                    ) from None
+            if carried:
+                raise  # temporaries carried across statements: not checked while tracing
+            _check_computable_ahead(ctx, self.signatures, concrete, error)
             unproven = error
         _check_not_a_nan_guard(ctx, self.tests, signature_values, role)
         conditions = [self._condition(t) for t in self.tests]
