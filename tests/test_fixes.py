@@ -171,7 +171,7 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
         path.write_text(text, encoding="utf-8")
         fn = callable_of(import_case(path))
         with pytest.raises(AssertionError) as raised:
-            fn(torch.randn(2, 4), torch.tensor([0, 3]), types.SimpleNamespace(max_len=4))
+            fn(torch.randn(2, 4), torch.tensor([0, 3]), types.SimpleNamespace(max_len=4, hard_max=7, pos_max=8))
         messages.append(str(raised.value))
     assert messages == ["empty sequence", "empty sequence"]
 
@@ -287,3 +287,17 @@ def test_a_flag_fix_is_offered_only_where_dynamo_stops_breaking(flag: str, body:
     flagged.write_text(source.replace("import torch\n", f"import torch\ntorch._dynamo.config.{flag} = True\n", 1), encoding="utf-8")
     _, breaks_left = breaks(flagged)
     assert (breaks_left > 0) == moves, f"with {flag} set dynamo reports {breaks_left} breaks"
+
+
+def test_reports_stay_in_a_branch_whose_test_cannot_be_evaluated_twice() -> None:
+    """Moving the reports at the head of a branch evaluates its test twice (for the reports, then
+    for the rest); a test that draws random numbers would draw twice, so the branch is not split:
+    the report moves alone and stays under the one test."""
+    source = (
+        "import warnings\n\nimport torch\n\n\n@torch.compile\ndef f(x):\n"
+        "    if (torch.rand(1) < 0.5).any():\n        warnings.warn('dropping')\n        x = x * 0\n    return x + 1\n"
+    )
+    fixed = fix_source(source, "random_test.py").fixed
+    body = fixed[fixed.index("def f(x):") :]
+    assert body.count("torch.rand(1)") == 1
+    assert "    if (torch.rand(1) < 0.5).any():\n        _graphmend_f_warning()\n        x = x * 0\n" in body

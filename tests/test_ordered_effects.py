@@ -120,13 +120,12 @@ def test_moved_code_is_opaque_to_the_analysis(tmp_path: Path) -> None:
         assert not [f for f in findings if f.function.startswith("_graphmend")], path.name
 
 
-@pytest.mark.xfail(strict=True, reason="torch 2.13 CPU inductor frees a random-seed buffer early around an extern op")
 def test_inductor_keeps_random_seeds_alive_around_an_ordered_op(tmp_path: Path) -> None:
-    """Known torch 2.13 bug, found by the held-out corpus: in a loop that draws `torch.randn` on
-    some iterations, the C++ backend defers a fused kernel past the next ordered op and frees the
-    seeds buffer before the kernel reads it (UnboundLocalError in the generated code). The fix
-    keeps behaving under the counting backend and aot_eager; `torch._inductor.config.fallback_random
-    = True` avoids it. When this test starts passing, torch fixed it: drop the mark."""
+    """A torch 2.13 inductor bug, found by the held-out corpus: in a loop that draws `torch.randn`
+    on some iterations, the C++ backend deferred a fused kernel past the next ordered op and freed
+    the seeds buffer before the kernel read it (UnboundLocalError in the generated code). Inductor
+    did not keep the ops' ORDERED effect as a dependency; the token every op now writes
+    (ordered_helper.py) is a real data dependency, which it keeps, and the loop compiles."""
     source = (
         "import torch\nimport torch.nn as nn\n\n\nclass Sampler(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.lin = nn.Linear(5, 4)\n\n"
@@ -138,6 +137,29 @@ def test_inductor_keeps_random_seeds_alive_around_an_ordered_op(tmp_path: Path) 
     module, _ = _fixed_module(tmp_path, source)
     torch._dynamo.reset()
     try:
-        torch.compile(module.Sampler(), backend="inductor")(torch.randn(2, 4))
+        output = torch.compile(module.Sampler(), backend="inductor")(torch.randn(2, 4))
     finally:
         torch._dynamo.reset()
+    assert output.shape == (2, 4)
+
+
+def test_inductor_runs_two_ordered_ops_in_program_order(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On torch 2.13 inductor scheduled two custom ops whose only link is their ORDERED effect
+    in either order (a print whose input is ready first came first). The token each op writes
+    makes the second read what the first wrote, so the prints keep their order."""
+    source = (
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    loss = (x**2).mean()\n"
+        "    print('loss', loss)\n    print('max', x.max())\n    return loss * 2\n"
+    )
+    module, _ = _fixed_module(tmp_path, source)
+    function = module.f._torchdynamo_orig_callable
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(function, backend="inductor")
+        capsys.readouterr()
+        for size in (5, 6):
+            compiled(torch.ones(size))
+    finally:
+        torch._dynamo.reset()
+    lines = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    assert lines == ["loss", "max", "loss", "max"]

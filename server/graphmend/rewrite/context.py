@@ -403,9 +403,11 @@ _BREAK = re.compile(r"(\r\n|\r|\n)")
 
 
 def parses(text: str) -> bool:
-    """Whether `text` is valid Python (rewrites never write code that is not)."""
+    """Whether `text` is valid Python (rewrites never write code that is not): compiled, not only
+    parsed, so that what only the compiler rejects (a parameter named twice) is caught too.
+    Top-level `await` is allowed: notebooks' cells may use it."""
     try:
-        ast.parse(text)
+        compile(text, "<rewrite>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError):
         return False
     return True

@@ -33,8 +33,9 @@ def {helper}(fn):
     so the caller stays one graph and `fn` still runs in program order with the same values (its
     prints, logs, warnings and checks happen as before); outside torch.compile, call `fn` itself.
     A parameter annotated `object` is only formatted by `fn`: it is passed as the tensor, number or
-    bool it holds, or as its text. On a torch without ordered custom ops, or for values the op's
-    types do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
+    bool it holds, or as its text; one annotated `Tensor | int | float | bool | None` is passed as
+    the one of those it holds. On a torch without ordered custom ops, or for values the op's types
+    do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
     import functools
     import types
     import typing
@@ -44,11 +45,13 @@ def {helper}(fn):
 
         hints = typing.get_type_hints(fn)
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
-        texts = [i for i, n in enumerate(names) if hints[n] is object]
         kinds = (str, {torch}.Tensor | None, int, float, bool)  # what a text parameter is passed as
+        values = [i for i, n in enumerate(names) if set(typing.get_args(hints[n])) == {{{torch}.Tensor, int, float, bool, type(None)}}]
+        texts = [i for i, n in enumerate(names) if hints[n] is object or i in values]
         symbolic = {{int: {torch}.SymInt, float: {torch}.SymFloat, bool: {torch}.SymBool}}
         accepted = [tuple(c for t in typing.get_args(hints[n]) or (hints[n],) for c in (t, symbolic.get(t, t))) for n in names]
         base = "graphmend::" + (fn.__module__ + "_" + fn.__qualname__).replace(".", "_").strip("_")
+        token = {helper}.__dict__.setdefault("token", {torch}.zeros(()))  # one per module
         ops = []
         for number in range(len(kinds) ** len(texts)):
             variant = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
@@ -57,7 +60,13 @@ def {helper}(fn):
                 variant.__annotations__[names[position]] = kinds[number // len(kinds) ** digit % len(kinds)]
             # nondeterministic: tracing must never run it to fold a constant (it would print twice)
             tags = ({torch}.Tag.nondeterministic_seeded,)
-            op = {torch}.library.custom_op(f"{{base}}_{{number}}", variant, mutates_args=(), tags=tags)
+            # Every op also "writes" one token tensor, so each op reads what the one before wrote:
+            # inductor (torch 2.13) may reorder two ops with only an ORDERED effect in between.
+            schema = {torch}.library.infer_schema(variant, mutates_args=())
+            schema = "(Tensor(a!) graphmend_token" + (", " if schema[1] != ")" else "") + schema[1:]
+            op = {torch}.library.custom_op(
+                f"{{base}}_{{number}}", lambda _token, *args, _run=variant: _run(*args), mutates_args=("graphmend_token",), schema=schema, tags=tags
+            )
             op.register_fake(lambda *args, **kwargs: None)
             op.register_effect(EffectType.ORDERED)
             ops.append(op)
@@ -68,7 +77,7 @@ def {helper}(fn):
     def call(*args):
         if not {torch}.compiler.is_compiling():
             return fn(*args)
-        values, number = list(args), 0
+        arguments, number = list(args), 0
         for position, value in enumerate(args):  # decided while tracing, free afterwards
             if position in texts:
                 if value is None or isinstance(value, {torch}.Tensor):
@@ -79,12 +88,14 @@ def {helper}(fn):
                     kind = 2
                 elif isinstance(value, (float, {torch}.SymFloat)):
                     kind = 3
+                elif position in values:
+                    return fn(*args)  # a value of another type: the op could not take it
                 else:
-                    kind, values[position] = 0, str(value)
+                    kind, arguments[position] = 0, str(value)
                 number += kind * len(kinds) ** texts.index(position)
             elif not isinstance(value, accepted[position]):
                 return fn(*args)
-        return ops[number](*values)
+        return ops[number](token, *arguments)
 
     return call
 '''

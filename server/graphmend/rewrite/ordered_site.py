@@ -31,7 +31,7 @@ from .context import FixContext
 from .effects import EFFECT_FUNCTIONS
 from .model import DeclineError
 from .purity import check_pure
-from .py_types import STR, TEXT, Function, PyType, own_nodes, stored_names, value_type
+from .py_types import STR, TEXT, VALUE, Function, PyType, own_nodes, stored_names, value_type
 
 TENSOR = PyType("Tensor", optional=True)
 MAX_TEXT_PARAMS = 2
@@ -96,6 +96,10 @@ class _Lifter:
         # the operands before it in `a and b`, a ternary's test): `labels.max()` after
         # `labels is not None and` raises on None when evaluated unconditionally.
         self.guard_names: list[set[str]] = []
+        # While trying to keep an expression in the body with a fallback at hand (evaluate it in
+        # the graph, or pass its text), a value of unknown type is not passed as itself: the
+        # fallback is what the site did before such values could be passed, and it passes less.
+        self.speculating = 0
 
     @contextlib.contextmanager
     def guarded_by(self, *guards: ast.expr) -> Iterator[None]:
@@ -108,6 +112,14 @@ class _Lifter:
             yield
         finally:
             self.guard_names.pop()
+
+    @contextlib.contextmanager
+    def speculation(self) -> Iterator[None]:
+        self.speculating += 1
+        try:
+            yield
+        finally:
+            self.speculating -= 1
 
     def reads_a_guarded_name(self, expr: ast.expr) -> bool:
         guarded = set().union(*self.guard_names) if self.guard_names else set()
@@ -213,7 +225,8 @@ class _Lifter:
             # raising (`x is not None and x.max() > 0`), so the fix declines instead.
             saved = self.snapshot()
             try:
-                self.children(expr, conditional)
+                with self.speculation():
+                    self.children(expr, conditional)
             except DeclineError:
                 if self.reads_a_guarded_name(expr):
                     raise DeclineError(
@@ -230,6 +243,8 @@ class _Lifter:
                 self.lift(expr, known)
             elif text:
                 self.lift_text(expr)
+            elif not self.speculating and sum(1 for p in self.params if p.type in (TEXT, VALUE)) < MAX_TEXT_PARAMS:
+                self.lift(expr, VALUE)  # `%d`, arithmetic: the tensor or number itself (else the original call)
             else:
                 raise DeclineError("unknown-type", f"cannot pass `{self.ctx.code(expr)[:40]}` into the op: its type is not known")
             return
@@ -244,7 +259,8 @@ class _Lifter:
             # passed, else pass its text, formatted in the graph where the original formatted it
             saved = self.snapshot()
             try:
-                self.children(expr, conditional)
+                with self.speculation():
+                    self.children(expr, conditional)
             except DeclineError:
                 self.restore(saved)
                 self.lift(expr, STR, f"str({self.ctx.argument(expr)})")
@@ -287,6 +303,15 @@ class _Lifter:
                 self.expr(value, conditional)  # formatted in the body, on the value passed
             elif plain and _is_reference(value) and value_type(self.ctx, value, self.function) is None:
                 self.lift_text(value)  # unknown type: the tensor or number itself, or its text
+            elif _is_reference(value) and value_type(self.ctx, value, self.function) is not None:
+                # a name of known type is passed as itself and formatted in the body: the same
+                # text, and no string built in the graph from a symbolic int (dynamo's f"{n}" of
+                # a SymInt is not a str the op accepts)
+                self.expr(value, conditional)
+            elif self.breaks_inside(value):
+                # `{loss.item():.4f}`: formatted at the call site, the read would break there;
+                # in the body it reads the tensor passed in, at run time, with the same spec
+                self.expr(value, conditional)
             elif _is_reference(value) or self.pure_reads(value):
                 field_text = self.field_text(part, expr)
                 self.lift_field(value, field_text)
@@ -345,7 +370,7 @@ class _Lifter:
     def lift_text(self, expr: ast.expr) -> None:
         """A value of unknown type that is only formatted: passed as it is (a tensor, a number, a
         bool) or as its text; a few per site (each one multiplies the ops registered)."""
-        if sum(1 for p in self.params if p.type == TEXT) < MAX_TEXT_PARAMS:
+        if sum(1 for p in self.params if p.type in (TEXT, VALUE)) < MAX_TEXT_PARAMS:
             self.lift(expr, TEXT)
         else:
             self.lift(expr, STR, f"str({self.ctx.argument(expr)})")
@@ -358,6 +383,14 @@ class _Lifter:
         key = f"{kind}:{argument}"
         if key in self.by_argument:
             return self.by_argument[key]
+        if kind in (TEXT, VALUE):
+            # one value both formatted and computed with: one parameter, passed as the value
+            # (formatting a number or tensor passed as itself gives the same text)
+            other = self.by_argument.get(f"{TEXT if kind == VALUE else VALUE}:{argument}")
+            if other is not None:
+                other.type = VALUE
+                self.by_argument[key] = other
+                return other
         if isinstance(expr, ast.Name) and not suffix and argument == expr.id:
             name = expr.id
         else:
@@ -389,7 +422,13 @@ def _name_from(code: str) -> str:
 
 
 def build_site(
-    ctx: FixContext, function: Function, block: ast.stmt, peel: int = 0, prelude: list[ast.Assign] | None = None, calls_as_values: bool = False
+    ctx: FixContext,
+    function: Function,
+    block: ast.stmt,
+    peel: int = 0,
+    prelude: list[ast.Assign] | None = None,
+    calls_as_values: bool = False,
+    head: int = 0,
 ) -> Site:
     """The parameters and body of the function that replaces `block`. With `peel`, `block` is an
     `if A and ... and T: ...` whose first `peel` conditions are plain Python: they stay in the
@@ -397,7 +436,8 @@ def build_site(
     `block` of names only it reads (`scale = t.max().item()` before `if scale > 1e4: log(scale)`),
     moved with it, so the number is computed inside the op where the original computed it.
     `calls_as_values`: `block` calls a check function (check_functions.py), whose arguments are
-    values it tests, not text it formats."""
+    values it tests, not text it formats. `head`: `block` is an `if` of which only the test and the
+    first `head` statements of the body move (the rest stays under a copy of the test)."""
     prelude = prelude or []
     prelude_names = {t.id for a in prelude for t in a.targets if isinstance(t, ast.Name)}
     local = local_names(ctx, function) - prelude_names
@@ -406,7 +446,13 @@ def build_site(
     lifter = _Lifter(ctx, function, block, local, calls_as_values)
     for assignment in prelude:
         lifter.expr(assignment.value, conditional=False)
-    if peel:
+    if head:
+        assert isinstance(block, ast.If)
+        lifter.expr(block.test, conditional=False)
+        with lifter.guarded_by(block.test):
+            for statement in block.body[:head]:
+                lifter.statement(statement, conditional=True)
+    elif peel:
         assert isinstance(block, ast.If) and isinstance(block.test, ast.BoolOp)
         rest = block.test.values[peel:]
         lifter.expr(rest[0], conditional=False)
@@ -417,7 +463,7 @@ def build_site(
     else:
         lifter.statement(block, conditional=False)
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
-    return Site(lifter.params, body + _render(ctx, function, block, lifter, peel))
+    return Site(lifter.params, body + _render(ctx, function, block, lifter, peel, head))
 
 
 def conjuncts(node: cst.BaseExpression, top: bool = True) -> list[cst.BaseExpression]:
@@ -462,7 +508,7 @@ def statement_node(ctx: FixContext, function: Function, stmt: ast.stmt) -> cst.C
     return ctx.cst_node(function, stmt, kind)
 
 
-def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifter, peel: int) -> str:
+def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifter, peel: int, head: int = 0) -> str:
     """The moved statement's source with lifted expressions replaced by parameter names."""
     node = statement_node(ctx, function, moved)
     replacements: dict[cst.CSTNode, cst.CSTNode] = {}
@@ -481,6 +527,8 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
     new_node = node.visit(_Swap(replacements))
     if isinstance(new_node, cst.If):
         new_node = new_node.with_changes(leading_lines=())
+        if head:
+            new_node = new_node.with_changes(body=new_node.body.with_changes(body=new_node.body.body[:head]))
         if peel:
             count = len(moved.test.values)  # type: ignore[attr-defined]
             new_node = new_node.with_changes(test=split_test(new_node.test, count, peel)[1])

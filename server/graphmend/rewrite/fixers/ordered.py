@@ -33,6 +33,7 @@ from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, split_test, statement_node
+from ..purity import check_pure
 from ..py_types import Function, own_nodes
 
 # Methods that change the object they are called on (containers, caches): state whose order
@@ -65,27 +66,34 @@ class OrderedEffectFixer:
             raise DeclineError("not-in-function", "the code is not inside a function")
         local = local_names(ctx, function)
         block, effects = _block(ctx, stmt, local)
+        head = _reporting_head(ctx, block, local)
+        if head:  # `if t: warn(...); x = f(x)`: the test and the reports move, the rest stays
+            block = ctx.parent(block)  # type: ignore[assignment]
+            effects = [e for s in block.body[:head] for e in effect_of(ctx, s, local) or []]  # type: ignore[attr-defined]
         prelude = _prelude(ctx, function, block)
         if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in ast.walk(block)):
             raise DeclineError("not-effect-only", f"`{ctx.code(stmt).splitlines()[0][:50]}` does more than compute what a report or check reads")
-        peel = _python_prefix(ctx, block)
+        peel = 0 if head else _python_prefix(ctx, block)
         if any(e.what == "check" for e in effects):
             _check_no_state_change(ctx, function, block, local)
             _check_nothing_later_fails_on_values(ctx, function, block)
         try:
-            site = build_site(ctx, function, block, peel, prelude)
+            site = build_site(ctx, function, block, peel, prelude, head=head)
         except DeclineError:
             if not prelude or any(stmt is a for a in prelude):
                 raise
             prelude = []  # the block alone still moves; the assignment before it keeps its break
-            site = build_site(ctx, function, block, peel)
+            site = build_site(ctx, function, block, peel, head=head)
         what = _word(effects)
         name = site_name(ctx, function, what)
         origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(function))) if isinstance(a, ast.ClassDef)), function.name])
         call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
         target = statement_node(ctx, function, block)
-        replacement: cst.CSTNode
-        if isinstance(target, cst.If) and peel:
+        replacement: cst.CSTNode | cst.FlattenSentinel
+        if isinstance(target, cst.If) and head:
+            rest = target.body.with_changes(body=target.body.body[head:])
+            replacement = cst.FlattenSentinel([cst.SimpleStatementLine([call], leading_lines=target.leading_lines), target.with_changes(body=rest, leading_lines=())])
+        elif isinstance(target, cst.If) and peel:
             kept = split_test(target.test, len(block.test.values), peel)[0]  # type: ignore[attr-defined]
             replacement = target.with_changes(test=kept, body=cst.IndentedBlock([cst.SimpleStatementLine([call])]), orelse=None)
         elif isinstance(target, cst.If):
@@ -159,6 +167,37 @@ def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, 
         if wider is None:
             return block, effects
         block, effects = parent, wider
+
+
+def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str]) -> int:
+    """How many statements open the `if` around `block` and only report (print, log, warn), when
+    that `if` tests a tensor, has no else, and goes on with other work: `if (x < 0).any():
+    warnings.warn(...); x = x.clamp(min=0)`. Moving the test with those reports into the op and
+    leaving `if <test>: <the rest>` keeps every report exactly when it happened, before the rest
+    ran, and leaves an `if` the Where fixer can select over. The test is evaluated twice (as the
+    op's argument, then by the `if`), so it must be pure; the reports run before the rest, so they
+    read nothing the rest assigns. 0 when this does not apply."""
+    parent = ctx.parent(block)
+    if not (isinstance(parent, ast.If) and not parent.orelse and _tests_tensor(ctx, parent.test)):
+        return 0
+    if effect_of(ctx, parent, local) is not None:  # all of it reports: it moves whole
+        return 0
+    head = 0
+    for statement in parent.body:
+        try:
+            effects = effect_of(ctx, statement, local)
+        except DeclineError:
+            effects = None
+        if effects is None or isinstance(statement, ast.If) or any(e.what == "check" for e in effects):
+            break
+        head += 1
+    if not any(statement is block for statement in parent.body[:head]):
+        return 0
+    try:
+        check_pure(ctx, parent.test, "the test (now evaluated for the reports and again for the rest)")
+    except DeclineError:
+        return 0
+    return head
 
 
 def _prelude(ctx: FixContext, function: Function, block: ast.stmt) -> list[ast.Assign]:

@@ -241,6 +241,16 @@ def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> s
     return None
 
 
+def _at_least_positive(ctx: FixContext, node: ast.expr) -> bool:
+    """`max(n, c)` with a literal `c > 0`: never 0, so dividing by it cannot raise
+    ZeroDivisionError (`loss / max(num_pos, 1)`; a NaN `n` gives NaN in Python and in
+    torch.clamp alike, without an error)."""
+    if not (isinstance(node, ast.Call) and ctx.qualname(node.func) == "builtins.max" and len(node.args) == 2):
+        return False
+    bound = node.args[1]
+    return isinstance(bound, ast.Constant) and isinstance(bound.value, (int, float)) and not isinstance(bound.value, bool) and bound.value > 0
+
+
 def _nonzero_literal(node: ast.expr) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
@@ -295,7 +305,7 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             kind = _python_number(ctx, signatures, other)
             if kind is None:
                 break  # a tensor, or not a number: the use itself is checked next
-            if isinstance(parent.op, ast.Div) and parent.right is node:
+            if isinstance(parent.op, ast.Div) and parent.right is node and not _at_least_positive(ctx, node):
                 raise DeclineError("python-arithmetic", f"`{ctx.code(other)[:30]}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
             if isinstance(parent.op, ast.Div) and not _nonzero_literal(other) and not (python_float or kind == "float"):
                 if not integral:
@@ -343,7 +353,7 @@ def _chain_text(
         if isinstance(step, ast.BinOp):
             left = chain.get(id(step.left)) or ctx.atom(step.left)
             right = chain.get(id(step.right)) or ctx.atom(step.right)
-            if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right):  # Python raised ZeroDivisionError at 0
+            if isinstance(step.op, ast.Div) and not _nonzero_literal(step.right) and not _at_least_positive(ctx, step.right):  # Python raised ZeroDivisionError at 0
                 right = call_text(INT_DIVISOR if id(step) in steps.int_divisions else FLOAT_DIVISOR, ctx.code(step.right))
             chain[id(step)] = f"({left} {_SYMBOLS[type(step.op)]} {right})"
         else:
