@@ -212,3 +212,19 @@ def test_arithmetic_through_a_mask_is_checked_for_a_dtype_it_keeps(tmp_path: Pat
             run(*args)
         messages.append(str(raised.value).splitlines()[0])
     assert len(set(messages)) == 1 and "dtype" in messages[0]
+
+
+@pytest.mark.parametrize("number", [1, 1.0])
+def test_the_number_dtype_helper_says_what_result_type_says(number: float) -> None:
+    """`_graphmend_number_dtype(x, n)` stands in for `torch.result_type(x, n)` (which breaks the
+    graph): for every dtype, with and without dimensions, it must name the same dtype."""
+    from graphmend.rewrite.compile_checks import _TEXTS, NUMBER_DTYPE
+
+    namespace: dict[str, object] = {"torch": torch}
+    exec(_TEXTS[NUMBER_DTYPE].format(name=NUMBER_DTYPE, torch="torch"), namespace)
+    helper = namespace[NUMBER_DTYPE]
+    dtypes = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64]
+    for dtype in dtypes:
+        for shape in ((), (3,)):
+            tensor = torch.zeros(shape, dtype=dtype)
+            assert helper(tensor, number) == torch.result_type(tensor, number), (dtype, shape)  # type: ignore[operator]

@@ -133,6 +133,23 @@ def {name}(divisor):
     return divisor
 '''
 
+NUMBER_DTYPE = "_graphmend_number_dtype"
+
+_NUMBER_DTYPE_TEXT = '''
+
+def {name}(tensor, number):
+    """The dtype of `tensor op number` for a Python int or float `number`: the dtype the number is
+    rounded to when it meets `tensor` (what `torch.result_type(tensor, number)` says, written so
+    that dynamo settles it while tracing, at no graph break).
+
+    Added by GraphMend: a number kept as a 0-d tensor is rounded to this dtype first, as Python's
+    number was, so the arithmetic gives the same values and dtype.
+    """
+    if isinstance(number, float):
+        return tensor.dtype if tensor.is_floating_point() or tensor.is_complex() else {torch}.get_default_dtype()
+    return {torch}.int64 if tensor.dtype == {torch}.bool else tensor.dtype
+'''
+
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
@@ -140,6 +157,7 @@ _TEXTS = {
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
     INT_DIVISOR: _INT_DIVISOR_TEXT,
+    NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,
 }
 
 

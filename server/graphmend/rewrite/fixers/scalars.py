@@ -22,7 +22,7 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
-from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, call_text, helper_edits
+from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
@@ -77,9 +77,9 @@ class ScalarFixer:
         }
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
-        for divisor in (FLOAT_DIVISOR, INT_DIVISOR):
-            if any(divisor in text for text in [replacement, *(t for _, t in chains)]):
-                edits += helper_edits(ctx, divisor)
+        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE):
+            if any(helper in text for text in [replacement, *(t for _, t in chains)]):
+                edits += helper_edits(ctx, helper)
         texts = [replacement, *(t for _, t in chains)]
         originals = [ctx.code(end), *(ctx.code(node) for node, _ in chains)]
 
@@ -198,9 +198,14 @@ class ScalarFixer:
                 self._check_use(ctx, signatures, operation, start, value_dtype)
             except DeclineError as declined:
                 # `x * t.item()` with a float64 `t` and a float32 `x`: Python rounded the number to
-                # `x`'s dtype when it met `x`; rounding the 0-d tensor to it first is the same
+                # `x`'s dtype when it met `x`; rounding the 0-d tensor to it first is the same (with
+                # `x`'s dtype unknown, `_meeting_dtype` names it as dynamo settles it while tracing).
                 other = operation.right if operation.left is start else operation.left
-                target = _floating_dtype(ctx, signatures, other) if declined.key == "dtype-mismatch" else None
+                target = None
+                if declined.key == "dtype-mismatch":
+                    target = _meeting_dtype(ctx, signatures, other)
+                elif declined.key == "dtype-unknown" and value_dtype[0] == "const" and value_dtype[1] != "bool":
+                    target = _meeting_dtype(ctx, signatures, other, "1.0" if value_dtype[1] in FLOATS else "1")
                 if target is None:
                     raise
                 return f"{base}.to({target})"
@@ -214,7 +219,12 @@ class ScalarFixer:
                 return _chain_text(ctx, start, steps, tensor, base, value_dtype)
             except DeclineError as declined:
                 own_dtype = declined
-        target = _floating_dtype(ctx, signatures, other)
+        number = None  # the Python type of the number the steps end with, as a literal of it
+        if steps.float_result or (value_dtype[0] == "const" and value_dtype[1] in FLOATS):
+            number = "1.0"
+        elif value_dtype[0] == "const" and value_dtype[1] != "bool":
+            number = "1.0" if problem is not None else "1"
+        target = _meeting_dtype(ctx, signatures, other, number)
         if target is not None:
             return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
         if own_dtype is not None:
@@ -262,16 +272,25 @@ def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
     return ctx.cst_node(function, node, kind)  # type: ignore[arg-type]
 
 
-def _floating_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
-    """The dtype of `node`, a tensor known to be floating, as code: `torch.float32` when known,
-    `x.dtype` for a name or `self.scale` (read again), None otherwise."""
+def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, number: str | None = "1.0") -> str | None:
+    """The dtype a Python number takes when it meets tensor `node` in arithmetic, as code: any
+    number takes the dtype of a floating tensor (`torch.float32` when known, `x.dtype` for a name
+    or `self.scale`). For a tensor of unknown dtype, `_graphmend_number_dtype(x, 1.0)` (or `1` for
+    an int `number`), which dynamo settles while tracing: an integer `x` meets a float in the
+    default float dtype and an int in its own (`torch.result_type` itself breaks the graph). None
+    when the number's type (`number` None) or the tensor's dtype cannot be named, or `node` is not
+    a name (evaluating it twice could cost)."""
     if ctx.kind(node) not in TENSOR_KINDS:
         return None
     dtype = signatures._norm(signatures.of(node).dtype)
     if dtype[0] == "const" and dtype[1] in FLOATS:
         return f"{ctx.torch_name()}.{dtype[1]}"
     reference = isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
-    return f"{ctx.code(node)}.dtype" if reference and signatures.is_floating(dtype) else None
+    if not reference:
+        return None
+    if signatures.is_floating(dtype):
+        return f"{ctx.code(node)}.dtype"
+    return None if number is None else call_text(NUMBER_DTYPE, ctx.code(node), number)
 
 
 class _Steps(list[ast.expr]):
@@ -281,6 +300,7 @@ class _Steps(list[ast.expr]):
     def __init__(self) -> None:
         super().__init__()
         self.int_divisions: set[int] = set()  # ids of the divisions whose dividend is a Python int
+        self.float_result = False  # a step makes the number a Python float whatever it started as
 
 
 def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, value_dtype: tuple) -> tuple[_Steps, str | None]:
@@ -312,6 +332,7 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
                     raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` divides a number that may be an integer or a float: at 0 Python's error message depends on which")
                 steps.int_divisions.add(id(parent))
             python_float = python_float or kind == "float" or isinstance(parent.op, ast.Div)
+            steps.float_result = steps.float_result or kind == "float" or isinstance(parent.op, ast.Div)
         elif isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.max", "builtins.min"):
             if len(parent.args) != 2 or parent.keywords or parent.args[0] is not node:
                 raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
