@@ -71,7 +71,7 @@ class Declined:
 NOT_MY_PATTERN = frozenset(
     {
         "not-an-if", "not-a-while", "not-an-assert", "not-a-mask", "not-a-mask-check", "not-a-guarded-fill", "not-a-reduction",
-        "not-a-statement", "not-effect-only", "moe-no-dispatch", "no-node", "no-cst-match", "not-in-function",
+        "not-a-statement", "not-effect-only", "moe-no-dispatch", "no-node", "no-cst-match", "not-in-function", "not-a-count",
         "statement",  # where: a branch that raises or logs is the ordered op's pattern, not a selection
     }
 )

@@ -16,13 +16,14 @@ no break, same values. It must not change what it feeds (taxonomy P03, P08):
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass
 
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
-from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, call_text, helper_edits
+from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, MASK_SELECTS_ALIKE, NUMBER_DTYPE, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
@@ -42,11 +43,14 @@ def _snapshot(ctx: FixContext, tensor: ast.expr) -> str:
 
 
 class ScalarFixer:
-    codes = frozenset({"GM201", "GM203"})
+    codes = frozenset({"GM201", "GM203", "GM401", "GM402", "GM403"})
     safety = Safety.SAFE
     title = "Keep the value as a 0-d tensor instead of a Python number"
+    title_count = "Count the selected elements as a 0-d tensor (torch.count_nonzero) instead of reading a Python int off a data-dependent shape"
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        if finding.code in ("GM401", "GM402", "GM403"):
+            return self._plan_count(finding, ctx)
         call = ctx.node_for(finding, (ast.Call,))
         if not isinstance(call, ast.Call):
             raise DeclineError("no-node", "could not find the conversion in the source")
@@ -58,7 +62,51 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
-        steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float") else (_Steps(), None)
+        return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion)
+
+    def _plan_count(self, finding: Finding, ctx: FixContext) -> Fix:
+        """`len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`: the number of selected elements is
+        `torch.count_nonzero(m)`, an int64 0-d tensor, then kept as the number was (its uses checked
+        as for `.item()`)."""
+        node = ctx.node_for(finding, (ast.Subscript, ast.Call))
+        function = ctx.function_of(node) if node is not None else None
+        count = selection_count(ctx, node) if node is not None and function is not None else None
+        if count is None or function is None:
+            raise DeclineError("not-a-count", "the selection is not only counted")
+        statement = ctx.statement_of(count.node)
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        torch = ctx.torch_name()
+        replacement = f"{torch}.count_nonzero({ctx.code(count.mask)})"
+        if count.per_element:
+            replacement = f"({replacement} * {ctx.atom(count.mask)}.dim())"
+        if count.selected is not None:  # `x[m]`: a boolean mask with x's shape counts what it selects
+            proven = ctx.kind(count.mask) in BOOL_KINDS and signatures.equal_shapes(signatures.of(count.mask), signatures.of(count.selected))
+            if not proven:
+                if not (_plain(count.mask) and _plain(count.selected)):
+                    raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(count.mask)[:30]}` has the shape of `{ctx.code(count.selected)[:30]}`")
+                check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
+                replacement = f"({replacement} if {check} else {torch}.as_tensor({ctx.code(count.node)}))"
+        fix = self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count")
+        edits = list(fix.edits) + (helper_edits(ctx, MASK_SELECTS_ALIKE) if MASK_SELECTS_ALIKE in replacement else [])
+        details = fix.title[len(self.title) :] if fix.title.startswith(self.title) else ""  # " (Python's max/min of it as torch.clamp)"
+        return Fix(finding, self.title_count + details, Safety.SAFE, tuple(edits))
+
+    def _plan_number(
+        self,
+        finding: Finding,
+        ctx: FixContext,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        signatures: Signatures,
+        call: ast.expr,
+        tensor: ast.expr,
+        replacement: str,
+        value_dtype: tuple,
+        conversion: str,
+    ) -> Fix:
+        """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
+        allow it (tensor arithmetic, Python arithmetic before it, a local read only so)."""
+        statement = ctx.statement_of(call)
+        steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float", "count") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
@@ -132,6 +180,10 @@ class ScalarFixer:
             known = "a Python value" if ctx.kind(other) in (Kind.PY, Kind.PY_SEQ, Kind.NONE) else "not known to be a tensor"
             raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is {known}")
         other_dtype = signatures._norm(signatures.of(other).dtype)
+        if value_dtype == ("const", "int64") and _takes_an_int_as_python_does(ctx, other, other_dtype):
+            if ctx.kind(operation) not in TENSOR_KINDS:
+                raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
+            return
         if not signatures.is_floating(other_dtype):
             raise DeclineError(
                 "dtype-unknown",
@@ -268,8 +320,94 @@ def _nonzero_literal(node: ast.expr) -> bool:
 
 
 def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
-    kind = cst.BinaryOperation if isinstance(node, ast.BinOp) else cst.Name if isinstance(node, ast.Name) else cst.Call
-    return ctx.cst_node(function, node, kind)  # type: ignore[arg-type]
+    kinds: dict[type[ast.AST], type[cst.CSTNode]] = {ast.BinOp: cst.BinaryOperation, ast.Name: cst.Name, ast.Subscript: cst.Subscript}
+    return ctx.cst_node(function, node, kinds.get(type(node), cst.Call))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class SelectionCount:
+    node: ast.expr  # the whole count: `len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`
+    mask: ast.expr  # what count_nonzero counts
+    selected: ast.expr | None  # `x` of `x[m]` (None for nonzero, which counts any mask)
+    per_element: bool = False  # `m.nonzero().numel()`: count * m.dim()
+
+
+_SIZE_OF_FIRST_DIM = ("size", "shape")
+
+
+def selection_count(ctx: FixContext, node: ast.AST) -> SelectionCount | None:
+    """The count that `node`, a boolean-mask selection or a `nonzero`, only feeds, if it does."""
+    mask, selected = _selection_parts(ctx, node)
+    if mask is None:
+        return None
+    assert isinstance(node, ast.expr)
+    parent = ctx.parent(node)
+    counted: ast.expr | None = None
+    whole_numel = False
+    if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.len", "torch.numel") and parent.args == [node] and not parent.keywords:
+        counted, whole_numel = parent, ctx.qualname(parent.func) == "torch.numel"
+    elif isinstance(parent, ast.Attribute) and parent.value is node:
+        outer = ctx.parent(parent)
+        if isinstance(outer, ast.Call) and outer.func is parent and not outer.keywords:
+            if parent.attr in ("numel", "nelement") and not outer.args:
+                counted, whole_numel = outer, True
+            elif parent.attr == "size" and len(outer.args) == 1 and _is_zero(outer.args[0]):
+                counted = outer
+        elif isinstance(outer, ast.Subscript) and outer.value is parent and parent.attr == "shape" and _is_zero(outer.slice):
+            counted = outer
+    if counted is None:
+        return None
+    if whole_numel and selected is None:
+        return SelectionCount(counted, mask, None, per_element=True)  # nonzero(): one row of indices per element
+    return SelectionCount(counted, mask, selected)
+
+
+def _selection_parts(ctx: FixContext, node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
+    """(mask, selected tensor) of `x[m]` / `x.masked_select(m)` / `torch.masked_select(x, m)`, and
+    (mask, None) of `m.nonzero()` / `torch.nonzero(m)` (as_tuple left False)."""
+    if isinstance(node, ast.Subscript) and ctx.kind(node.value) in TENSOR_KINDS:
+        return node.slice, node.value
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None, None
+    name = ctx.qualname(node.func) or ""
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "masked_select" and len(node.args) == 1:
+        return node.args[0], node.func.value
+    if name == "torch.masked_select" and len(node.args) == 2:
+        return node.args[1], node.args[0]
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "nonzero" and not node.args and ctx.kind(node.func.value) in TENSOR_KINDS:
+        return node.func.value, None
+    if name == "torch.nonzero" and len(node.args) == 1:
+        return node.args[0], None
+    return None, None
+
+
+def _is_zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and type(node.value) is int
+
+
+def _plain(node: ast.expr) -> bool:
+    """A name or attribute chain: cheap and safe to evaluate again in a shape check."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+_INT64_OR_FLOAT_REDUCTIONS = frozenset({"sum", "nansum", "prod", "mean", "nanmean", "count_nonzero"})
+
+
+def _takes_an_int_as_python_does(ctx: FixContext, other: ast.expr, other_dtype: tuple) -> bool:
+    """An int64 0-d tensor (a count) in `+ - * /` with `other` gives the dtype a Python int gives,
+    unless `other` is a 0-d integer tensor of another dtype (0-d int32 + 0-d int64 is int64; + a
+    Python int, int32). So `other` must be known int64, bool or floating, or a reduction whose
+    result is (integer sums and products are int64, means are floating) without a `dtype=`."""
+    if other_dtype[0] == "const" and other_dtype[1] in (*FLOATS, "int64", "bool"):
+        return True
+    if not (isinstance(other, ast.Call) and not any(k.arg == "dtype" for k in other.keywords)):
+        return False
+    name = ctx.qualname(other.func) or ""
+    if isinstance(other.func, ast.Attribute) and not name.startswith("torch."):
+        return other.func.attr in _INT64_OR_FLOAT_REDUCTIONS and ctx.kind(other.func.value) in TENSOR_KINDS
+    return name.startswith("torch.") and name.rsplit(".", 1)[1] in _INT64_OR_FLOAT_REDUCTIONS
 
 
 def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, number: str | None = "1.0") -> str | None:
