@@ -37,6 +37,7 @@ from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
+from ..py_types import Function
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
@@ -93,7 +94,13 @@ class MaskedReductionFixer:
         function = ctx.function_of(selection.node)
         if function is None:
             raise DeclineError("not-in-function", "the selection is not inside a function")
-        reduction = _enclosing_reduction(ctx, selection.node)
+        try:
+            reduction = _enclosing_reduction(ctx, selection.node)
+        except DeclineError:
+            binding = _binding(ctx, selection.node)
+            if binding is None:
+                raise
+            return self._plan_named(finding, ctx, function, selection, binding)
         # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
         named_only = ctx.kind(selection.mask) not in BOOL_KINDS
         if named_only and not _plain(selection.mask):
@@ -124,6 +131,103 @@ class MaskedReductionFixer:
             edits.append(import_edit)
         elementwise = len(leaves) > 1 or any(leaf.node not in reduction.operands for leaf in leaves) or reduction.loss is not None
         return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
+
+
+    def _plan_named(self, finding: Finding, ctx: FixContext, function: Function, selection: _Selection, binding: ast.Assign) -> Fix:
+        """`diff = pred[m] - gt[m]` then only full reductions of `diff` (`(diff ** 2).mean()`):
+        `diff` becomes the elementwise work on the whole tensors (zeroed outside the mask first
+        where the work is not linear) and each reduction keeps the selected results with
+        `torch.where`, as in the one-expression case. Shapes not proven are checked while tracing,
+        at the binding and at every reduction alike (the original code runs where the check fails)."""
+        name = binding.targets[0].id  # type: ignore[attr-defined]
+        mask = selection.mask
+        named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
+        if not _plain(mask):
+            raise DeclineError("mask-shape", f"the mask `{ctx.code(mask)[:30]}` is not a plain name, to read again where `{name}` is reduced")
+        if any(isinstance(a, (ast.For, ast.While, ast.AsyncFor)) for a in _ancestors_until(ctx, binding, function)):
+            raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
+        stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+        if len(stores) != 1:
+            raise DeclineError("not-a-reduction", f"`{name}` is assigned more than once in the function")
+        root = _root_name(mask)
+        if any(isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Store) and n.lineno > binding.lineno for n in ast.walk(function)):
+            raise DeclineError("mask-changed", f"`{root}` is assigned again after `{name}`: the reductions would read another mask")
+        check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
+        leaves = _Leaves()
+        nonlinear = _collect(ctx, binding.value, mask, leaves)
+        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if not uses:
+            raise DeclineError("not-a-reduction", f"`{name}` is never reduced")
+        reductions: list[tuple[_Reduction, _Leaves]] = []
+        for use in uses:
+            try:
+                reduction = _enclosing_reduction(ctx, use)
+            except DeclineError as declined:
+                raise DeclineError(declined.key, f"`{name}` (elementwise work on the selection): {declined.reason}") from None
+            if any(r.call is reduction.call for r, _ in reductions):
+                continue
+            found = _Leaves(frozenset({name}))
+            nonlinear = any([_collect(ctx, operand, mask, found) for operand in reduction.operands]) or nonlinear or reduction.loss is not None
+            reductions.append((reduction, found))
+        statement = ctx.statement_of(selection.node)
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        all_leaves = [*leaves, *(leaf for _, found in reductions for leaf in found)]
+        unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
+        if unproven and not all(_plain(leaf.tensor) for leaf in all_leaves):
+            raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}`, and they are not plain names to check while tracing")
+        check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
+        full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
+        value = ctx.code_with(binding.value, full)
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
+        value_text = value if check is None else _conditional(value, check, ctx.code(binding.value))
+        replacements[ctx.cst_node(function, binding.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
+        for reduction, found in reductions:
+            text = _replacement(ctx, reduction, found, mask, nonlinear)
+            if check is not None:
+                text = _conditional(text, check, ctx.code(reduction.call))
+            replacements[ctx.cst_node(function, reduction.call, cst.Call)] = cst.parse_expression(text)
+        edits: list[Edit] = [ctx.rewrite(function, replacements)]
+        if check is not None:
+            edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
+        else:
+            import_edit = ctx.import_edit()
+            if import_edit is not None:
+                edits.append(import_edit)
+        return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
+
+
+def _binding(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
+    """The `name = <elementwise work on node>` statement `node` feeds, if any."""
+    while True:
+        parent = ctx.parent(node)
+        if isinstance(parent, ast.Assign) and parent.value is node:
+            return parent if len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) else None
+        if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+            node = parent
+            continue
+        method = _method_call(ctx, parent, node)
+        if method is not None:
+            node = method[0]
+            continue
+        if isinstance(parent, ast.Call) and node in parent.args:
+            node = parent
+            continue
+        return None
+
+
+def _ancestors_until(ctx: FixContext, node: ast.AST, stop: ast.AST) -> list[ast.AST]:
+    found = []
+    for ancestor in ctx.ancestors(node):
+        if ancestor is stop:
+            break
+        found.append(ancestor)
+    return found
+
+
+def _root_name(node: ast.expr) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _conditional(fixed: str, check: str, original: str) -> str:
@@ -216,9 +320,20 @@ def _loss_reduction(ctx: FixContext, call: ast.Call, name: str) -> _Reduction:
     return _Reduction(call, reduction, tuple(call.args), ctx.code(call.func), tuple(kept))
 
 
+class _Leaves(list[_Selection]):
+    """The selections found under an expression, and the local names known to hold elementwise
+    work on selections by the same mask (`diff = pred[m] - gt[m]`): such a name is a leaf too."""
+
+    def __init__(self, named: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.named = named
+
+
 def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
     """Add the selections under `node` to `leaves`; True when the work on them is not linear.
     Declines for anything but selections by `mask`, numbers and the elementwise operations above."""
+    if isinstance(node, ast.Name) and node.id in getattr(leaves, "named", ()):
+        return False
     selection = _selection(ctx, node, trusted=_indexed_by(ctx, node, mask))
     if selection is not None:
         if ctx.code(selection.mask) != ctx.code(mask):
