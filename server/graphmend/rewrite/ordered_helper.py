@@ -33,8 +33,8 @@ def {helper}(fn):
     so the caller stays one graph and `fn` still runs in program order with the same values (its
     prints, logs, warnings and checks happen as before); outside torch.compile, call `fn` itself.
     A parameter annotated `object` is only formatted by `fn`: it is passed as the tensor, number or
-    bool it holds, or as its text; one annotated `Tensor | int | float | bool | None` is passed as
-    the one of those it holds. On a torch without ordered custom ops, or for values the op's types
+    bool it holds, or as its text; one annotated `Tensor | int | float | bool | str | None` is
+    passed as the one of those it holds. On a torch without ordered custom ops, or for values the op's types
     do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
     import functools
     import types
@@ -46,7 +46,7 @@ def {helper}(fn):
         hints = typing.get_type_hints(fn)
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         kinds = (str, {torch}.Tensor | None, int, float, bool)  # what a text parameter is passed as
-        values = [i for i, n in enumerate(names) if set(typing.get_args(hints[n])) == {{{torch}.Tensor, int, float, bool, type(None)}}]
+        values = [i for i, n in enumerate(names) if set(typing.get_args(hints[n])) == {{{torch}.Tensor, int, float, bool, str, type(None)}}]
         texts = [i for i, n in enumerate(names) if hints[n] is object or i in values]
         symbolic = {{int: {torch}.SymInt, float: {torch}.SymFloat, bool: {torch}.SymBool}}
         accepted = [tuple(c for t in typing.get_args(hints[n]) or (hints[n],) for c in (t, symbolic.get(t, t))) for n in names]
@@ -88,7 +88,7 @@ def {helper}(fn):
                     kind = 2
                 elif isinstance(value, (float, {torch}.SymFloat)):
                     kind = 3
-                elif position in values:
+                elif position in values and not isinstance(value, str):
                     return fn(*args)  # a value of another type: the op could not take it
                 else:
                     kind, arguments[position] = 0, str(value)

@@ -27,7 +27,7 @@ class PyType:
 
     def annotation(self, torch: str) -> str:
         if self.name == "value":
-            return f"{torch}.Tensor | int | float | bool | None"
+            return f"{torch}.Tensor | int | float | bool | str | None"
         base = f"{torch}.{self.name}" if self.name in ("dtype", "device", "Tensor") else self.name
         return f"{base} | None" if self.optional else base
 
@@ -36,8 +36,9 @@ INT, FLOAT, BOOL, STR = PyType("int"), PyType("float"), PyType("bool"), PyType("
 # A value the moved code only formats (print, %s, a plain f-string field): passed as a tensor, a
 # number, a bool or its text, whichever it holds when traced (ordered_helper.py).
 TEXT = PyType("object")
-# A value of unknown type the moved code computes with (`%d`, arithmetic): passed as the tensor,
-# number or bool it holds when traced; any other type keeps the original call (ordered_helper.py).
+# A value of unknown type the moved code computes with (`%d`, arithmetic, an exception's argument):
+# passed as the tensor, number, bool or str it holds when traced; any other type keeps the original
+# call (ordered_helper.py).
 VALUE = PyType("value")
 _ANNOTATIONS = {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR}
 _TORCH_ANNOTATIONS = {"torch.dtype": PyType("dtype"), "torch.device": PyType("device")}
