@@ -150,8 +150,17 @@ class MaskedReductionFixer:
         if len(stores) != 1:
             raise DeclineError("not-a-reduction", f"`{name}` is assigned more than once in the function")
         root = _root_name(mask)
-        if any(isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Store) and n.lineno > binding.lineno for n in ast.walk(function)):
-            raise DeclineError("mask-changed", f"`{root}` is assigned again after `{name}`: the reductions would read another mask")
+        changed = [
+            n
+            for n in ast.walk(function)
+            if getattr(n, "lineno", 0) > binding.lineno
+            and (
+                (isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Store))
+                or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") and _root_name(n.func.value) == root)
+            )
+        ]
+        if changed:
+            raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         leaves = _Leaves()
         nonlinear = _collect(ctx, binding.value, mask, leaves)
