@@ -34,8 +34,8 @@ def {helper}(fn):
     prints, logs, warnings and checks happen as before); outside torch.compile, call `fn` itself.
     A parameter annotated `object` is only formatted by `fn`: it is passed as the tensor, number or
     bool it holds, or as its text; one annotated `Tensor | int | float | bool | str | None` is
-    passed as the one of those it holds. On a torch without ordered custom ops, or for values the op's types
-    do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
+    passed as the one of those it holds. On a torch without ordered custom ops, or for values the
+    op's types do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
     import functools
     import types
     import typing

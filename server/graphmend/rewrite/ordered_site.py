@@ -32,6 +32,7 @@ from .effects import EFFECT_FUNCTIONS
 from .model import DeclineError
 from .purity import check_pure
 from .py_types import STR, TEXT, VALUE, Function, PyType, own_nodes, stored_names, value_type
+from .selections import reference_root
 
 TENSOR = PyType("Tensor", optional=True)
 MAX_TEXT_PARAMS = 2
@@ -410,9 +411,7 @@ class _Lifter:
 
 def _is_reference(expr: ast.expr) -> bool:
     """A local name or an attribute chain on one (`x`, `self.config.eps`): reading it has no effect."""
-    while isinstance(expr, ast.Attribute):
-        expr = expr.value
-    return isinstance(expr, ast.Name)
+    return reference_root(expr) is not None
 
 
 def _name_from(code: str) -> str:

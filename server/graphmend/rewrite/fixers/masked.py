@@ -38,6 +38,7 @@ from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
+from ..selections import Selection, reference_root, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
@@ -62,13 +63,6 @@ _ELEMENTWISE_LOSSES = {
 
 
 @dataclass(frozen=True)
-class _Selection:
-    node: ast.expr  # `x[m]`, `x.masked_select(m)` or `torch.masked_select(x, m)`
-    tensor: ast.expr
-    mask: ast.expr
-
-
-@dataclass(frozen=True)
 class _Reduction:
     call: ast.Call  # the node the rewrite replaces
     kind: str  # sum, prod, mean, nansum
@@ -88,7 +82,7 @@ class MaskedReductionFixer:
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.Subscript, ast.Call))
-        selection = _selection(ctx, node, trusted=True) if node is not None else None
+        selection = selection_of(ctx, node, trusted=True) if node is not None else None
         if selection is None:
             raise DeclineError("no-node", "could not find the masked selection in the source")
         function = ctx.function_of(selection.node)
@@ -103,16 +97,16 @@ class MaskedReductionFixer:
             return self._plan_named(finding, ctx, function, selection, binding)
         # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
         named_only = ctx.kind(selection.mask) not in BOOL_KINDS
-        if named_only and not _plain(selection.mask):
+        if named_only and not _is_reference(selection.mask):
             raise DeclineError("not-a-mask", "the index is not a boolean mask")
-        leaves: list[_Selection] = []
+        leaves = _Leaves()
         nonlinear = any([_collect(ctx, operand, selection.mask, leaves) for operand in reduction.operands]) or reduction.loss is not None
         mask = selection.mask
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         unproven = [leaf.tensor for leaf in leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
-        if unproven and not all(_plain(t) for t in [mask, *(leaf.tensor for leaf in leaves)]):
+        if unproven and not all(_is_reference(t) for t in [mask, *(leaf.tensor for leaf in leaves)]):
             raise DeclineError(
                 "mask-shape",
                 f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}` "
@@ -132,8 +126,7 @@ class MaskedReductionFixer:
         elementwise = len(leaves) > 1 or any(leaf.node not in reduction.operands for leaf in leaves) or reduction.loss is not None
         return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
 
-
-    def _plan_named(self, finding: Finding, ctx: FixContext, function: Function, selection: _Selection, binding: ast.Assign) -> Fix:
+    def _plan_named(self, finding: Finding, ctx: FixContext, function: Function, selection: Selection, binding: ast.Assign) -> Fix:
         """`diff = pred[m] - gt[m]` then only full reductions of `diff` (`(diff ** 2).mean()`):
         `diff` becomes the elementwise work on the whole tensors (zeroed outside the mask first
         where the work is not linear) and each reduction keeps the selected results with
@@ -142,29 +135,23 @@ class MaskedReductionFixer:
         name = binding.targets[0].id  # type: ignore[attr-defined]
         mask = selection.mask
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
-        if not _plain(mask):
+        if not _is_reference(mask):
             raise DeclineError("mask-shape", f"the mask `{ctx.code(mask)[:30]}` is not a plain name, to read again where `{name}` is reduced")
-        if any(isinstance(a, (ast.For, ast.While, ast.AsyncFor)) for a in _ancestors_until(ctx, binding, function)):
+        if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
-        stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
-        if len(stores) != 1:
+        nodes = list(ast.walk(function))
+        if sum(1 for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) != 1:
             raise DeclineError("not-a-reduction", f"`{name}` is assigned more than once in the function")
-        root = _root_name(mask)
-        changed = [
-            n
-            for n in ast.walk(function)
-            if getattr(n, "lineno", 0) > binding.lineno
-            and (
-                (isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Store))
-                or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") and _root_name(n.func.value) == root)
-            )
-        ]
-        if changed:
-            raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
+        root = reference_root(mask)
+        for node in nodes:
+            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
+            in_place = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and reference_root(node.func.value) == root
+            if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
+                raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         leaves = _Leaves()
         nonlinear = _collect(ctx, binding.value, mask, leaves)
-        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
         if not uses:
             raise DeclineError("not-a-reduction", f"`{name}` is never reduced")
         reductions: list[tuple[_Reduction, _Leaves]] = []
@@ -182,7 +169,7 @@ class MaskedReductionFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         all_leaves = [*leaves, *(leaf for _, found in reductions for leaf in found)]
         unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
-        if unproven and not all(_plain(leaf.tensor) for leaf in all_leaves):
+        if unproven and not all(_is_reference(leaf.tensor) for leaf in all_leaves):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}`, and they are not plain names to check while tracing")
         check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
         full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
@@ -224,21 +211,6 @@ def _binding(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
         return None
 
 
-def _ancestors_until(ctx: FixContext, node: ast.AST, stop: ast.AST) -> list[ast.AST]:
-    found = []
-    for ancestor in ctx.ancestors(node):
-        if ancestor is stop:
-            break
-        found.append(ancestor)
-    return found
-
-
-def _root_name(node: ast.expr) -> str:
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
-
-
 def _conditional(fixed: str, check: str, original: str) -> str:
     """`(fixed if check else original)`, one part per line when it would make a long line (the
     statement's own indentation is added by libcst when it renders the lines)."""
@@ -246,22 +218,6 @@ def _conditional(fixed: str, check: str, original: str) -> str:
     if len(one_line) <= 80 or "\n" in original:
         return one_line
     return f"(\n    {fixed}\n    if {check}\n    else {original}\n)"
-
-
-def _selection(ctx: FixContext, node: ast.AST, trusted: bool = False) -> _Selection | None:
-    """The boolean-mask selection `node` is, if it is one (`trusted`: the rule said it is one; the
-    mask's kind is checked once the selection is known to be reduced)."""
-    if isinstance(node, ast.Subscript) and (trusted or ctx.kind(node.slice) in BOOL_KINDS):
-        return _Selection(node, node.value, node.slice)
-    if not isinstance(node, ast.Call) or node.keywords:
-        return None
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "masked_select" and len(node.args) == 1:
-        tensor, mask = node.func.value, node.args[0]
-    elif ctx.qualname(node.func) == "torch.masked_select" and len(node.args) == 2:
-        tensor, mask = node.args
-    else:
-        return None
-    return _Selection(node, tensor, mask) if trusted or ctx.kind(mask) in BOOL_KINDS else None
 
 
 def _indexed_by(ctx: FixContext, node: ast.AST, mask: ast.expr) -> bool:
@@ -329,7 +285,7 @@ def _loss_reduction(ctx: FixContext, call: ast.Call, name: str) -> _Reduction:
     return _Reduction(call, reduction, tuple(call.args), ctx.code(call.func), tuple(kept))
 
 
-class _Leaves(list[_Selection]):
+class _Leaves(list[Selection]):
     """The selections found under an expression, and the local names known to hold elementwise
     work on selections by the same mask (`diff = pred[m] - gt[m]`): such a name is a leaf too."""
 
@@ -338,12 +294,12 @@ class _Leaves(list[_Selection]):
         self.named = named
 
 
-def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
+def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: _Leaves) -> bool:
     """Add the selections under `node` to `leaves`; True when the work on them is not linear.
     Declines for anything but selections by `mask`, numbers and the elementwise operations above."""
-    if isinstance(node, ast.Name) and node.id in getattr(leaves, "named", ()):
+    if isinstance(node, ast.Name) and node.id in leaves.named:
         return False
-    selection = _selection(ctx, node, trusted=_indexed_by(ctx, node, mask))
+    selection = selection_of(ctx, node, trusted=_indexed_by(ctx, node, mask))
     if selection is not None:
         if ctx.code(selection.mask) != ctx.code(mask):
             raise DeclineError("different-masks", f"`{ctx.code(node)[:30]}` is selected by another mask than `{ctx.code(mask)[:30]}`")
@@ -381,7 +337,7 @@ def _call_parts(ctx: FixContext, node: ast.Call) -> tuple[str, list[ast.expr]]:
     return node.func.attr, [node.func.value, *node.args]
 
 
-def _binary(ctx: FixContext, op: ast.AST, left: ast.expr, right: ast.expr, mask: ast.expr, leaves: list[_Selection]) -> bool:
+def _binary(ctx: FixContext, op: ast.AST, left: ast.expr, right: ast.expr, mask: ast.expr, leaves: _Leaves) -> bool:
     if isinstance(op, (ast.Add, ast.Sub, ast.BitAnd, ast.BitOr, ast.BitXor, *_COMPARISONS)):
         return _collect(ctx, left, mask, leaves) | _collect(ctx, right, mask, leaves)
     if isinstance(op, ast.Mult):
@@ -409,14 +365,7 @@ def _number(node: ast.expr) -> int | float | None:
     return None
 
 
-def _plain(node: ast.expr) -> bool:
-    """A name or attribute chain: cheap and safe to evaluate once more in a shape check."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
-def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[_Selection], mask: ast.expr, nonlinear: bool) -> str:
+def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection], mask: ast.expr, nonlinear: bool) -> str:
     torch = ctx.torch_name()
     full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
     operands = [ctx.code_with(operand, full) for operand in reduction.operands]
@@ -429,3 +378,7 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[_Selection
     if reduction.kind == "mean":
         return f"({kept.format(identity='0')}.sum() / {ctx.atom(mask)}.sum())"
     return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
+
+
+def _is_reference(node: ast.expr) -> bool:
+    return reference_root(node) is not None

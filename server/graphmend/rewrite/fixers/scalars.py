@@ -16,7 +16,6 @@ no break, same values. It must not change what it feeds (taxonomy P03, P08):
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 import libcst as cst
 
@@ -27,6 +26,7 @@ from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, MASK_SELECTS_ALIKE, NUM
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
+from ..selections import reference_root, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
@@ -62,7 +62,7 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
-        return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion)
+        return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion, self.title)
 
     def _plan_count(self, finding: Finding, ctx: FixContext) -> Fix:
         """`len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`: the number of selected elements is
@@ -82,14 +82,11 @@ class ScalarFixer:
         if count.selected is not None:  # `x[m]`: a boolean mask with x's shape counts what it selects
             proven = ctx.kind(count.mask) in BOOL_KINDS and signatures.equal_shapes(signatures.of(count.mask), signatures.of(count.selected))
             if not proven:
-                if not (_plain(count.mask) and _plain(count.selected)):
+                if reference_root(count.mask) is None or reference_root(count.selected) is None:
                     raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(count.mask)[:30]}` has the shape of `{ctx.code(count.selected)[:30]}`")
                 check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
                 replacement = f"({replacement} if {check} else {torch}.as_tensor({ctx.code(count.node)}))"
-        fix = self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count")
-        edits = list(fix.edits) + (helper_edits(ctx, MASK_SELECTS_ALIKE) if MASK_SELECTS_ALIKE in replacement else [])
-        details = fix.title[len(self.title) :] if fix.title.startswith(self.title) else ""  # " (Python's max/min of it as torch.clamp)"
-        return Fix(finding, self.title_count + details, Safety.SAFE, tuple(edits))
+        return self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count)
 
     def _plan_number(
         self,
@@ -102,9 +99,11 @@ class ScalarFixer:
         replacement: str,
         value_dtype: tuple,
         conversion: str,
+        title: str,
     ) -> Fix:
         """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
-        allow it (tensor arithmetic, Python arithmetic before it, a local read only so)."""
+        allow it (tensor arithmetic, Python arithmetic before it, a local read only so); `title`
+        says what the number was, the rest of the title what the arithmetic on it became."""
         statement = ctx.statement_of(call)
         steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float", "count") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
@@ -125,7 +124,7 @@ class ScalarFixer:
         }
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
-        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE):
+        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE):
             if any(helper in text for text in [replacement, *(t for _, t in chains)]):
                 edits += helper_edits(ctx, helper)
         texts = [replacement, *(t for _, t in chains)]
@@ -138,12 +137,12 @@ class ScalarFixer:
             # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
             return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
         if added(".double()"):
-            return Fix(finding, f"{self.title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
+            return Fix(finding, f"{title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
         if added(".clamp("):
-            return Fix(finding, f"{self.title} (Python's max/min of it as torch.clamp)", Safety.SAFE, tuple(edits))
+            return Fix(finding, f"{title} (Python's max/min of it as torch.clamp)", Safety.SAFE, tuple(edits))
         if added(".to("):
-            return Fix(finding, f"{self.title} (rounded to the dtype of the tensor it meets, as the Python number was)", Safety.SAFE, tuple(edits))
-        return Fix(finding, self.title, Safety.SAFE, tuple(edits))
+            return Fix(finding, f"{title} (rounded to the dtype of the tensor it meets, as the Python number was)", Safety.SAFE, tuple(edits))
+        return Fix(finding, title, Safety.SAFE, tuple(edits))
 
     def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args:
@@ -256,8 +255,8 @@ class ScalarFixer:
                 target = None
                 if declined.key == "dtype-mismatch":
                     target = _meeting_dtype(ctx, signatures, other)
-                elif declined.key == "dtype-unknown" and value_dtype[0] == "const" and value_dtype[1] != "bool":
-                    target = _meeting_dtype(ctx, signatures, other, "1.0" if value_dtype[1] in FLOATS else "1")
+                elif declined.key == "dtype-unknown" and _number_literal(value_dtype) is not None:
+                    target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype))
                 if target is None:
                     raise
                 return f"{base}.to({target})"
@@ -271,12 +270,7 @@ class ScalarFixer:
                 return _chain_text(ctx, start, steps, tensor, base, value_dtype)
             except DeclineError as declined:
                 own_dtype = declined
-        number = None  # the Python type of the number the steps end with, as a literal of it
-        if steps.float_result or (value_dtype[0] == "const" and value_dtype[1] in FLOATS):
-            number = "1.0"
-        elif value_dtype[0] == "const" and value_dtype[1] != "bool":
-            number = "1.0" if problem is not None else "1"
-        target = _meeting_dtype(ctx, signatures, other, number)
+        target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, steps.float_result))
         if target is not None:
             return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
         if own_dtype is not None:
@@ -324,74 +318,6 @@ def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
     return ctx.cst_node(function, node, kinds.get(type(node), cst.Call))  # type: ignore[arg-type]
 
 
-@dataclass(frozen=True)
-class SelectionCount:
-    node: ast.expr  # the whole count: `len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`
-    mask: ast.expr  # what count_nonzero counts
-    selected: ast.expr | None  # `x` of `x[m]` (None for nonzero, which counts any mask)
-    per_element: bool = False  # `m.nonzero().numel()`: count * m.dim()
-
-
-_SIZE_OF_FIRST_DIM = ("size", "shape")
-
-
-def selection_count(ctx: FixContext, node: ast.AST) -> SelectionCount | None:
-    """The count that `node`, a boolean-mask selection or a `nonzero`, only feeds, if it does."""
-    mask, selected = _selection_parts(ctx, node)
-    if mask is None:
-        return None
-    assert isinstance(node, ast.expr)
-    parent = ctx.parent(node)
-    counted: ast.expr | None = None
-    whole_numel = False
-    if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.len", "torch.numel") and parent.args == [node] and not parent.keywords:
-        counted, whole_numel = parent, ctx.qualname(parent.func) == "torch.numel"
-    elif isinstance(parent, ast.Attribute) and parent.value is node:
-        outer = ctx.parent(parent)
-        if isinstance(outer, ast.Call) and outer.func is parent and not outer.keywords:
-            if parent.attr in ("numel", "nelement") and not outer.args:
-                counted, whole_numel = outer, True
-            elif parent.attr == "size" and len(outer.args) == 1 and _is_zero(outer.args[0]):
-                counted = outer
-        elif isinstance(outer, ast.Subscript) and outer.value is parent and parent.attr == "shape" and _is_zero(outer.slice):
-            counted = outer
-    if counted is None:
-        return None
-    if whole_numel and selected is None:
-        return SelectionCount(counted, mask, None, per_element=True)  # nonzero(): one row of indices per element
-    return SelectionCount(counted, mask, selected)
-
-
-def _selection_parts(ctx: FixContext, node: ast.AST) -> tuple[ast.expr | None, ast.expr | None]:
-    """(mask, selected tensor) of `x[m]` / `x.masked_select(m)` / `torch.masked_select(x, m)`, and
-    (mask, None) of `m.nonzero()` / `torch.nonzero(m)` (as_tuple left False)."""
-    if isinstance(node, ast.Subscript) and ctx.kind(node.value) in TENSOR_KINDS:
-        return node.slice, node.value
-    if not isinstance(node, ast.Call) or node.keywords:
-        return None, None
-    name = ctx.qualname(node.func) or ""
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "masked_select" and len(node.args) == 1:
-        return node.args[0], node.func.value
-    if name == "torch.masked_select" and len(node.args) == 2:
-        return node.args[1], node.args[0]
-    if isinstance(node.func, ast.Attribute) and node.func.attr == "nonzero" and not node.args and ctx.kind(node.func.value) in TENSOR_KINDS:
-        return node.func.value, None
-    if name == "torch.nonzero" and len(node.args) == 1:
-        return node.args[0], None
-    return None, None
-
-
-def _is_zero(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 0 and type(node.value) is int
-
-
-def _plain(node: ast.expr) -> bool:
-    """A name or attribute chain: cheap and safe to evaluate again in a shape check."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
-
-
 _INT64_OR_FLOAT_REDUCTIONS = frozenset({"sum", "nansum", "prod", "mean", "nanmean", "count_nonzero"})
 
 
@@ -408,6 +334,14 @@ def _takes_an_int_as_python_does(ctx: FixContext, other: ast.expr, other_dtype: 
     if isinstance(other.func, ast.Attribute) and not name.startswith("torch."):
         return other.func.attr in _INT64_OR_FLOAT_REDUCTIONS and ctx.kind(other.func.value) in TENSOR_KINDS
     return name.startswith("torch.") and name.rsplit(".", 1)[1] in _INT64_OR_FLOAT_REDUCTIONS
+
+
+def _number_literal(value_dtype: tuple, float_result: bool = False) -> str | None:
+    """A Python number of the type the value is in Python (`1.0`, `1`), after steps that may make
+    it a float; None when that type is not known (a bool, or a value of unknown dtype)."""
+    if float_result or (value_dtype[0] == "const" and value_dtype[1] in FLOATS):
+        return "1.0"
+    return "1" if value_dtype[0] == "const" and value_dtype[1] != "bool" else None
 
 
 def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, number: str | None = "1.0") -> str | None:

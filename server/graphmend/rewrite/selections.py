@@ -1,0 +1,93 @@
+"""What a boolean-mask selection looks like, and a count taken of one: the masked-reduction fixer
+turns reductions of selections into `torch.where` reductions, the scalar fixer turns counts of
+them into `torch.count_nonzero`. Both read the same shapes of code, so they are recognised here."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from ..analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from .context import FixContext
+
+
+@dataclass(frozen=True)
+class Selection:
+    node: ast.expr  # `x[m]`, `x.masked_select(m)` or `torch.masked_select(x, m)`
+    tensor: ast.expr
+    mask: ast.expr
+
+
+def selection_of(ctx: FixContext, node: ast.AST, trusted: bool = False) -> Selection | None:
+    """The boolean-mask selection `node` is, if it is one (`trusted`: the rule said it is one; the
+    mask's kind is checked once the selection is known to be reduced)."""
+    if isinstance(node, ast.Subscript) and (trusted or ctx.kind(node.slice) in BOOL_KINDS):
+        return Selection(node, node.value, node.slice)
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "masked_select" and len(node.args) == 1:
+        tensor, mask = node.func.value, node.args[0]
+    elif ctx.qualname(node.func) == "torch.masked_select" and len(node.args) == 2:
+        tensor, mask = node.args
+    else:
+        return None
+    return Selection(node, tensor, mask) if trusted or ctx.kind(mask) in BOOL_KINDS else None
+
+
+def reference_root(node: ast.expr) -> str | None:
+    """The name a name or attribute chain starts from (`x`, `self.config.eps`): such an expression
+    is cheap and has no effect when read again; None for anything else."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+@dataclass(frozen=True)
+class SelectionCount:
+    node: ast.expr  # the whole count: `len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`
+    mask: ast.expr  # what count_nonzero counts
+    selected: ast.expr | None  # `x` of `x[m]` (None for nonzero, which counts any mask)
+    per_element: bool = False  # `m.nonzero().numel()`: count * m.dim()
+
+
+def selection_count(ctx: FixContext, node: ast.AST) -> SelectionCount | None:
+    """The count that `node`, a selection the rule found or a `nonzero`, only feeds, if it does."""
+    selection = selection_of(ctx, node, trusted=True)
+    mask, selected = (selection.mask, selection.tensor) if selection is not None else (_nonzero_mask(ctx, node), None)
+    if mask is None:
+        return None
+    assert isinstance(node, ast.expr)
+    parent = ctx.parent(node)
+    counted: ast.expr | None = None
+    whole_numel = False
+    if isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.len", "torch.numel") and parent.args == [node] and not parent.keywords:
+        counted, whole_numel = parent, ctx.qualname(parent.func) == "torch.numel"
+    elif isinstance(parent, ast.Attribute) and parent.value is node:
+        outer = ctx.parent(parent)
+        if isinstance(outer, ast.Call) and outer.func is parent and not outer.keywords:
+            if parent.attr in ("numel", "nelement") and not outer.args:
+                counted, whole_numel = outer, True
+            elif parent.attr == "size" and len(outer.args) == 1 and _is_zero(outer.args[0]):
+                counted = outer
+        elif isinstance(outer, ast.Subscript) and outer.value is parent and parent.attr == "shape" and _is_zero(outer.slice):
+            counted = outer
+    if counted is None:
+        return None
+    if whole_numel and selected is None:
+        return SelectionCount(counted, mask, None, per_element=True)  # nonzero(): one row of indices per element
+    return SelectionCount(counted, mask, selected)
+
+
+def _nonzero_mask(ctx: FixContext, node: ast.AST) -> ast.expr | None:
+    """`m` of `m.nonzero()` / `torch.nonzero(m)` (as_tuple left False)."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "nonzero" and not node.args and ctx.kind(node.func.value) in TENSOR_KINDS:
+        return node.func.value
+    if ctx.qualname(node.func) == "torch.nonzero" and len(node.args) == 1:
+        return node.args[0]
+    return None
+
+
+def _is_zero(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 0 and type(node.value) is int
