@@ -32,6 +32,9 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
         for part in parts[1:]:
             result = f"{torch}.{function}({result}, {part})"
         return result
+    whole = whole_comparison_text(ctx, test, torch)
+    if whole is not None:
+        return whole
     kind = ctx.kind(test)
     if kind not in TENSOR_KINDS:
         compared = number_comparison_text(ctx, test, signatures)
@@ -48,6 +51,46 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
     boolean = kind in BOOL_KINDS or (signature is not None and signature.dtype == ("const", "bool"))
     text = ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
     return f"({text}).reshape(())" if single else text
+
+
+def whole_comparison(ctx: FixContext, node: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] | None:
+    """("allclose" or "equal", [a, b, *more], keywords) for `torch.allclose(a, b, ...)`,
+    `a.allclose(b, ...)`, `torch.equal(a, b)` and `a.equal(b)`: a Python bool that dynamo reads
+    off the data (GM207), which has an exact tensor form."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    name = ctx.qualname(node.func)
+    if name in ("torch.allclose", "torch.equal"):
+        args = list(node.args)
+    elif node.func.attr in ("allclose", "equal") and ctx.kind(node.func.value) in TENSOR_KINDS:
+        args = [node.func.value, *node.args]
+    else:
+        return None
+    leaf = node.func.attr
+    if len(args) < 2 or (leaf == "equal" and (len(args) != 2 or node.keywords)) or any(isinstance(a, ast.Starred) for a in args):
+        return None
+    if any(k.arg is None for k in node.keywords):
+        return None
+    return leaf, args, list(node.keywords)
+
+
+def whole_comparison_text(ctx: FixContext, node: ast.expr, torch: str) -> str | None:
+    """The 0-d boolean tensor `torch.allclose`/`torch.equal` compute before reading it as a bool.
+
+    `allclose(a, b, rtol, atol, equal_nan)` is `isclose(a, b, rtol, atol, equal_nan).all()` (that
+    is how ATen computes it, broadcasting and dtype errors included). `equal(a, b)` is False for
+    different shapes and otherwise `(a == b).all()` (NaN unequal to itself in both); the shapes are
+    compared while tracing, as dynamo compares any shapes."""
+    found = whole_comparison(ctx, node)
+    if found is None:
+        return None
+    leaf, args, keywords = found
+    texts = [ctx.argument(a) for a in args]
+    if leaf == "allclose":
+        rest = ", ".join([*texts, *(f"{k.arg}={ctx.argument(k.value)}" for k in keywords)])
+        return f"{torch}.isclose({rest}).all()"
+    a, b = (ctx.atom(x) for x in args)
+    return f"(({a} == {b}).all() if {a}.shape == {b}.shape else {a}.new_zeros((), dtype={torch}.bool))"
 
 
 def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatures | None) -> str | None:
@@ -118,6 +161,9 @@ def check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:
             check_condition_pure(ctx, value, role)
     elif isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
         check_condition_pure(ctx, test.operand, role)
+    elif (whole := whole_comparison(ctx, test)) is not None:
+        for operand in [*whole[1], *(k.value for k in whole[2])]:
+            check_pure(ctx, operand, role)
     else:
         check_pure(ctx, test, role)
 
@@ -129,4 +175,6 @@ def tensor_logic(ctx: FixContext, node: ast.expr, signatures: Signatures | None 
         return tensor_logic(ctx, node.operand, signatures)
     if isinstance(node, ast.BoolOp):
         return any(tensor_logic(ctx, value, signatures) for value in node.values)
+    if whole_comparison(ctx, node) is not None:
+        return True
     return ctx.kind(node) in TENSOR_KINDS or number_comparison_text(ctx, node, signatures) is not None

@@ -79,7 +79,7 @@ COND_TITLE = "Select with torch.cond instead of branching on a tensor (only the 
 
 
 class WhereFixer:
-    codes = frozenset({"GM101", "GM102", "GM201", "GM203"})  # GM20x: `if t.item() > 0:`
+    codes = frozenset({"GM101", "GM102", "GM201", "GM203", "GM207"})  # GM20x: `if t.item() > 0:`
     safety = Safety.SAFE
     title = "Select with torch.where instead of branching on a tensor"
 
@@ -90,7 +90,7 @@ class WhereFixer:
         function = ctx.function_of(node)
         if function is None:
             raise DeclineError("not-in-function", "the branch is not inside a function")
-        if finding.code == "GM102" or (finding.code in ("GM201", "GM203") and _in_ternary_test(ctx, node)):
+        if finding.code == "GM102" or (finding.code in ("GM201", "GM203", "GM207") and _in_ternary_test(ctx, node)):
             return self._ternary(finding, ctx, function, node)
         statement = _enclosing_if(ctx, node)
         if statement is None:
