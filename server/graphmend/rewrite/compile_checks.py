@@ -189,3 +189,12 @@ def helper_insertion(ctx: FixContext) -> tuple[int, str]:
 
 def call_text(name: str, *arguments: str) -> str:
     return f"{name}({', '.join(arguments)})"
+
+
+def checked_or_original(fixed: str, check: str, original: str) -> str:
+    """`(fixed if check else original)`, one part per line when it would make a long line (the
+    statement's own indentation is added by libcst when it renders the lines)."""
+    one_line = f"({fixed} if {check} else {original})"
+    if len(one_line) <= 80 or "\n" in original:
+        return one_line
+    return f"(\n    {fixed}\n    if {check}\n    else {original}\n)"

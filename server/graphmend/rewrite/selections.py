@@ -42,6 +42,23 @@ def reference_root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def rereadable(node: ast.expr) -> bool:
+    """A mask that is cheap and effect-free to evaluate again, as a check settled while tracing
+    needs: a name or attribute chain, a number, or comparisons and boolean operators over them
+    (`target != ignore_index`, `(x > 0) & valid`)."""
+    if reference_root(node) is not None:
+        return True
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float, bool)) or node.value is None
+    if isinstance(node, ast.Compare):
+        return len(node.ops) == 1 and rereadable(node.left) and rereadable(node.comparators[0])
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, (ast.Invert, ast.USub)) and rereadable(node.operand)
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor)) and rereadable(node.left) and rereadable(node.right)
+    return False
+
+
 @dataclass(frozen=True)
 class SelectionCount:
     node: ast.expr  # the whole count: `len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`

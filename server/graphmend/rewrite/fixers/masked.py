@@ -33,12 +33,12 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS
 from ...findings import Edit, Finding
-from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
+from ..compile_checks import MASK_SELECTS_ALIKE, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
-from ..selections import Selection, reference_root, selection_of
+from ..selections import Selection, reference_root, rereadable, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
@@ -106,7 +106,7 @@ class MaskedReductionFixer:
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         unproven = [leaf.tensor for leaf in leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
-        if unproven and not all(_is_reference(t) for t in [mask, *(leaf.tensor for leaf in leaves)]):
+        if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in leaves)):
             raise DeclineError(
                 "mask-shape",
                 f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}` "
@@ -116,7 +116,7 @@ class MaskedReductionFixer:
         edits: list[Edit] = []
         if unproven:
             check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
-            replacement = _conditional(replacement, check, ctx.code(reduction.call))
+            replacement = checked_or_original(replacement, check, ctx.code(reduction.call))
             edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
         target = ctx.cst_node(function, reduction.call, cst.Call)
         edits.insert(0, ctx.rewrite(function, {target: cst.parse_expression(replacement)}))
@@ -169,18 +169,18 @@ class MaskedReductionFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         all_leaves = [*leaves, *(leaf for _, found in reductions for leaf in found)]
         unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
-        if unproven and not all(_is_reference(leaf.tensor) for leaf in all_leaves):
+        if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in all_leaves)):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}`, and they are not plain names to check while tracing")
         check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
         full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
         value = ctx.code_with(binding.value, full)
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
-        value_text = value if check is None else _conditional(value, check, ctx.code(binding.value))
+        value_text = value if check is None else checked_or_original(value, check, ctx.code(binding.value))
         replacements[ctx.cst_node(function, binding.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
         for reduction, found in reductions:
             text = _replacement(ctx, reduction, found, mask, nonlinear)
             if check is not None:
-                text = _conditional(text, check, ctx.code(reduction.call))
+                text = checked_or_original(text, check, ctx.code(reduction.call))
             replacements[ctx.cst_node(function, reduction.call, cst.Call)] = cst.parse_expression(text)
         edits: list[Edit] = [ctx.rewrite(function, replacements)]
         if check is not None:
@@ -209,15 +209,6 @@ def _binding(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
             node = parent
             continue
         return None
-
-
-def _conditional(fixed: str, check: str, original: str) -> str:
-    """`(fixed if check else original)`, one part per line when it would make a long line (the
-    statement's own indentation is added by libcst when it renders the lines)."""
-    one_line = f"({fixed} if {check} else {original})"
-    if len(one_line) <= 80 or "\n" in original:
-        return one_line
-    return f"(\n    {fixed}\n    if {check}\n    else {original}\n)"
 
 
 def _indexed_by(ctx: FixContext, node: ast.AST, mask: ast.expr) -> bool:

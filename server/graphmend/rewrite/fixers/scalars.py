@@ -22,11 +22,11 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
-from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, MASK_SELECTS_ALIKE, NUMBER_DTYPE, call_text, helper_edits
+from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, MASK_SELECTS_ALIKE, NUMBER_DTYPE, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
-from ..selections import reference_root, selection_count
+from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
@@ -82,10 +82,10 @@ class ScalarFixer:
         if count.selected is not None:  # `x[m]`: a boolean mask with x's shape counts what it selects
             proven = ctx.kind(count.mask) in BOOL_KINDS and signatures.equal_shapes(signatures.of(count.mask), signatures.of(count.selected))
             if not proven:
-                if reference_root(count.mask) is None or reference_root(count.selected) is None:
+                if not rereadable(count.mask) or reference_root(count.selected) is None:
                     raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(count.mask)[:30]}` has the shape of `{ctx.code(count.selected)[:30]}`")
                 check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
-                replacement = f"({replacement} if {check} else {torch}.as_tensor({ctx.code(count.node)}))"
+                replacement = checked_or_original(replacement, check, f"{torch}.as_tensor({ctx.code(count.node)})")
         return self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count)
 
     def _plan_number(

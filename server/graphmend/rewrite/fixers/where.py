@@ -373,14 +373,45 @@ _SHAPE_SAFE_CALLS = frozenset(
 )  # not `to` (a device can be missing), not `pow` (an integer to a negative power raises)
 
 
-def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signatures) -> bool:
+# Full reductions (no arguments): one value, which broadcasts with anything. The second set raises on
+# an empty tensor, so it is accepted only where the branch's test computes the same expression.
+_FULL_REDUCTIONS = frozenset({"sum", "mean", "nansum", "prod", "all", "any", "norm", "count_nonzero"})
+_FULL_REDUCTIONS_RAISING_ON_EMPTY = frozenset({"max", "min", "amax", "amin"})
+
+
+def _full_reduction_operand(ctx: FixContext, node: ast.AST, evaluated: frozenset[str]) -> ast.expr | None:
+    """`t` of `t.sum()` / `torch.sum(t)` (one value, computed without a shape error when `t` is)."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute) or node.keywords:
+        return None
+    name, leaf = ctx.qualname(node.func) or "", node.func.attr
+    if name == f"torch.{leaf}" and len(node.args) == 1:
+        operand = node.args[0]
+    elif not name.startswith("torch.") and not node.args:
+        operand = node.func.value
+    else:
+        return None
+    if leaf in _FULL_REDUCTIONS or (leaf in _FULL_REDUCTIONS_RAISING_ON_EMPTY and ctx.code(node) in evaluated):
+        return operand
+    return None
+
+
+def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset()) -> bool:
     """`value` combines tensors of one shape (one name, names of one known shape, and 0-d tensors
     such as full reductions, which broadcast with anything) and Python numbers through elementwise
     operations, so computing it on a path where the original did not cannot raise a shape mismatch
     (tensors of unknown shapes can: `torch.cat((a, b))` of a placeholder, `x * scale` of an
-    unrelated size)."""
+    unrelated size). `evaluated` holds the code of expressions the original computes on every path
+    (the branch's test): `x / x.abs().max()` under `if x.abs().max() > c` adds no new error."""
     tensors: set[object] = set()  # the shapes of names that may hold tensors (a name stands for its own)
-    for node in ast.walk(value):
+    pending: list[ast.AST] = [value]
+    while pending:
+        node = pending.pop()
+        reduced = _full_reduction_operand(ctx, node, evaluated)
+        if reduced is not None:  # one value: its operand only has to be computable on its own
+            if not _cannot_raise_on_shapes(ctx, reduced, signatures, evaluated):
+                return False
+            continue
+        pending.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)) and node.right.value > 0):
                 return False  # an integer tensor // 0, % 0 or ** -1 raises
@@ -409,14 +440,15 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
     return len(tensors) <= 1
 
 
-def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError) -> None:
+def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError, tests: list[ast.expr]) -> None:
     """Values whose dtypes are only compared while tracing are computed before the comparison, on
     every path: none may need torch.cond (`unproven` stands) or raise on shapes where the original
-    did not compute it."""
+    did not compute it (`tests`, computed on every path, add no new error)."""
+    evaluated = frozenset(ctx.code(n) for test in tests for n in ast.walk(test) if isinstance(n, ast.expr))
     if any(_costly(ctx, v) for v in values):
         raise unproven
     for value in values:
-        if not _cannot_raise_on_shapes(ctx, value, signatures):
+        if not _cannot_raise_on_shapes(ctx, value, signatures, evaluated):
             raise DeclineError(
                 "dtype-shape-unproven",
                 f"{unproven.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
@@ -702,7 +734,7 @@ class _IfRewrite:
             if error.key != "dtype-shape-unproven":
                 raise
             computed = [early, late, *(stmt.value for stmt in between if isinstance(stmt, ast.Assign))]
-            _check_computable_ahead(ctx, self.signatures, computed, error)
+            _check_computable_ahead(ctx, self.signatures, computed, error, self.tests)
             return True
 
     # -- returns ------------------------------------------------------------------------------
@@ -846,7 +878,7 @@ class _IfRewrite:
             )
             if carried:
                 raise  # temporaries carried across statements: not checked while tracing
-            _check_computable_ahead(ctx, self.signatures, concrete, error)
+            _check_computable_ahead(ctx, self.signatures, concrete, error, self.tests)
             unproven = error
         _check_not_a_nan_guard(ctx, self.tests, signature_values, role)
         conditions = [self._condition(t) for t in self.tests]
