@@ -28,6 +28,7 @@ from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
+from .conditions import condition_text
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -43,17 +44,23 @@ def _snapshot(ctx: FixContext, tensor: ast.expr) -> str:
 
 
 class ScalarFixer:
-    codes = frozenset({"GM201", "GM203", "GM401", "GM402", "GM403"})
+    codes = frozenset({"GM201", "GM203", "GM401", "GM402", "GM403", "GM102"})
     safety = Safety.SAFE
     title = "Keep the value as a 0-d tensor instead of a Python number"
     title_count = "Count the selected elements as a 0-d tensor (torch.count_nonzero) instead of reading a Python int off a data-dependent shape"
 
+    title_choice = "Choose the number with torch.where as a 0-d tensor instead of branching on a tensor"
+
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         if finding.code in ("GM401", "GM402", "GM403"):
             return self._plan_count(finding, ctx)
+        if finding.code == "GM102":
+            return self._plan_choice(finding, ctx)
         call = ctx.node_for(finding, (ast.Call,))
         if not isinstance(call, ast.Call):
             raise DeclineError("no-node", "could not find the conversion in the source")
+        if _tests_a_choice_of_literals(ctx, call):  # `0.5 if t.item() > 0 else 2.0`
+            return self._plan_choice(finding, ctx)
         function = ctx.function_of(call)
         if function is None:
             raise DeclineError("not-in-function", "the conversion is not inside a function")
@@ -87,6 +94,29 @@ class ScalarFixer:
                 check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
                 replacement = checked_or_original(replacement, check, f"{torch}.as_tensor({ctx.code(count.node)})")
         return self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count)
+
+    def _plan_choice(self, finding: Finding, ctx: FixContext) -> Fix:
+        """`s = 0.5 if t.mean() > 0 else 2.0`: two number literals of one type chosen by a tensor
+        condition are `torch.where(cond, a, b)` with `a` a float64 (int64) 0-d tensor, the type
+        Python computes the literal in, so the value is exact; then kept as the number was (its
+        uses checked as for `.item()`)."""
+        node = ctx.node_for(finding, (ast.expr,))
+        ifexp = next((a for a in [node, *ctx.ancestors(node)] if isinstance(a, ast.IfExp)), None) if node is not None else None
+        function = ctx.function_of(ifexp) if ifexp is not None else None
+        if ifexp is None or function is None:
+            raise DeclineError("not-an-if", "the tensor condition is not the test of a conditional expression in a function")
+        types = {_literal_type(value) for value in (ifexp.body, ifexp.orelse)}
+        if len(types) != 1 or None in types:
+            raise DeclineError("not-numbers", "the two values are not number literals of one type (int or float)")
+        dtype = "float64" if types == {float} else "int64"
+        statement = ctx.statement_of(ifexp)
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        torch = ctx.torch_name()
+        # the test is evaluated once, where it was: it needs no purity, only the tensor form
+        condition = condition_text(ctx, ifexp.test, torch, signatures)
+        chosen = f"{torch}.tensor({ctx.code(ifexp.body)}, dtype={torch}.{dtype})"
+        replacement = f"{torch}.where({condition}, {chosen}, {ctx.code(ifexp.orelse)})"
+        return self._plan_number(finding, ctx, function, signatures, ifexp, ifexp.test, replacement, ("const", dtype), "item", self.title_choice)
 
     def _plan_number(
         self,
@@ -313,8 +343,25 @@ def _nonzero_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float) and node.value != 0
 
 
+def _tests_a_choice_of_literals(ctx: FixContext, node: ast.expr) -> bool:
+    """`node` is in the test of `a if test else b` with number literals `a` and `b`."""
+    for ancestor in ctx.ancestors(node):
+        if isinstance(ancestor, ast.IfExp):
+            return ctx.contains(ancestor.test, node) and _literal_type(ancestor.body) is not None and _literal_type(ancestor.orelse) is not None
+        if isinstance(ancestor, ast.stmt):
+            return False
+    return False
+
+
+def _literal_type(node: ast.expr) -> type | None:
+    """int or float for a number literal (`2`, `-0.5`), None for anything else (bools too)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return type(node.value) if isinstance(node, ast.Constant) and type(node.value) in (int, float) else None
+
+
 def _cst_of(ctx: FixContext, function: ast.AST, node: ast.expr) -> cst.CSTNode:
-    kinds: dict[type[ast.AST], type[cst.CSTNode]] = {ast.BinOp: cst.BinaryOperation, ast.Name: cst.Name, ast.Subscript: cst.Subscript}
+    kinds: dict[type[ast.AST], type[cst.CSTNode]] = {ast.BinOp: cst.BinaryOperation, ast.Name: cst.Name, ast.Subscript: cst.Subscript, ast.IfExp: cst.IfExp}
     return ctx.cst_node(function, node, kinds.get(type(node), cst.Call))  # type: ignore[arg-type]
 
 
