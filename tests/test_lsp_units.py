@@ -8,8 +8,8 @@ from pathlib import Path
 from graphmend.findings import Finding, Span
 from graphmend.lsp.convert import client_position
 from graphmend.lsp.settings import Settings, parse_settings
-from graphmend.rewrite.context import apply_edits, text_edits
 from graphmend.rewrite.suppress import suppression_edit
+from graphmend.textedits import apply_edits, text_edits
 from hypothesis import given
 from hypothesis import strategies as st
 from lsprotocol import types

@@ -19,9 +19,9 @@ from pygls.workspace.position_codec import PositionCodec
 from ..analysis.rules import PARSE_ERROR_CODE
 from ..findings import Edit
 from ..rewrite import Declined
-from ..rewrite.context import text_edits
 from ..rewrite.model import Safety
 from ..rewrite.suppress import suppression_edit
+from ..textedits import text_edits
 from .convert import to_diagnostic, to_text_edits
 from .documents import Analysis
 from .settings import QUICK_FIX_LEVEL_HINT

@@ -16,7 +16,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..analysis.rules import RULES_BY_CODE
 from ..findings import Edit, Finding, Severity, Span
-from ..rewrite.context import in_line_ending
+from ..textedits import in_line_ending
 
 SOURCE = "graphmend"
 _SEVERITY = {

@@ -20,8 +20,9 @@ from ..analysis.source import SourceFile
 from ..config import Config, ConfigError, load_config
 from ..findings import Finding
 from ..rewrite import Declined, FileFix, Fix, fix_source, plan_fix
-from ..rewrite.context import FixContext, line_ending
+from ..rewrite.context import FixContext
 from ..rewrite.model import Safety
+from ..textedits import line_ending
 from .settings import Settings
 
 

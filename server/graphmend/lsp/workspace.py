@@ -23,8 +23,8 @@ from ..analysis.source import SourceFile
 from ..config import Config
 from ..files import discover_workspace, read_source
 from ..rewrite import fix_source
-from ..rewrite.context import line_ending, text_edits
 from ..rewrite.engine import break_count
+from ..textedits import line_ending, text_edits
 from ..workers import worker_pool
 from .convert import to_diagnostic, to_text_edits
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ..analysis import analyze_detailed
 from ..config import Config
 from ..findings import Finding, Span
-from .context import FixContext, apply_edits, parses
+from ..textedits import apply_edits, parses
+from .context import FixContext
 from .fixers import Fixer, fixers_for
 from .model import NOT_MY_PATTERN, Declined, DeclineError, Fix, Safety
 

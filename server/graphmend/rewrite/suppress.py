@@ -11,7 +11,7 @@ import re
 
 from ..analysis.source import SourceFile
 from ..findings import Edit, Finding, Span
-from .context import apply_edits, parses
+from ..textedits import apply_edits, parses
 
 _EXISTING = re.compile(r"#\s*graphmend:\s*ignore\[(?P<codes>[^\]]*)\]", re.IGNORECASE)
 

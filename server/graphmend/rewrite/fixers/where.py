@@ -30,9 +30,10 @@ import libcst as cst
 from ...analysis import analyze_detailed
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
+from ...textedits import apply_edits, text_edits
 from ..aliasing import aliasing_reason
 from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
-from ..context import FixContext, apply_edits, char_offset, text_edits
+from ..context import FixContext, char_offset
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
