@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -181,11 +181,17 @@ def parse_settings(table: dict[str, Any], source: str = "", root: Path | None = 
     return replace(config, **changes)
 
 
+def pyproject_candidates(directory: Path) -> Iterator[Path]:
+    """The pyproject.toml paths to look at for a file in `directory`, nearest first: the one
+    search that the CLI (find_pyproject) and the server's cache (ConfigCache) both make."""
+    for folder in [directory, *directory.parents]:
+        yield folder / "pyproject.toml"
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above `start` that has a [tool.graphmend] table."""
     start = start.resolve()
-    for directory in [start, *start.parents] if start.is_dir() else list(start.parents):
-        candidate = directory / "pyproject.toml"
+    for candidate in pyproject_candidates(start if start.is_dir() else start.parent):
         if candidate.is_file():
             try:
                 data = tomllib.loads(candidate.read_text(encoding="utf-8"))

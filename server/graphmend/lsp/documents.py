@@ -17,7 +17,7 @@ from pathlib import Path
 from ..analysis import AnalysisResult, analyze_detailed
 from ..analysis.rules import PARSE_ERROR_CODE
 from ..analysis.source import SourceFile
-from ..config import Config, ConfigError, load_config
+from ..config import Config, ConfigError, load_config, pyproject_candidates
 from ..findings import Finding
 from ..rewrite import Declined, FileFix, Fix, fix_source, plan_fix
 from ..rewrite.context import FixContext
@@ -89,9 +89,7 @@ class ConfigCache:
         """The configuration for `file` and the error that made it fall back to defaults, if any."""
         if file is None:
             return Config(), None
-        directory = file.parent
-        for folder in [directory, *directory.parents]:
-            candidate = folder / "pyproject.toml"
+        for candidate in pyproject_candidates(file.parent):
             try:
                 mtime = candidate.stat().st_mtime_ns
             except OSError:
