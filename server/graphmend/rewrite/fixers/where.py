@@ -478,11 +478,16 @@ def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast
 
 def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, str]]:
     """(argument, safe value) for each function in `value` undefined on part of its domain,
-    including division by a tensor."""
+    including division by a tensor; and the operands of a product of two tensors, whose gradient
+    is the other operand: a NaN or infinite element on the path not taken would reach the input's
+    gradient as `0 * nan` (0 is safe for both)."""
     found: list[tuple[ast.expr, str]] = []
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and ctx.kind(node.right) in TENSOR_KINDS:
             found.append((node.right, "1"))
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and all(ctx.kind(o) in TENSOR_KINDS for o in (node.left, node.right)):
+            found += [(node.left, "0"), (node.right, "0")]
             continue
         if not isinstance(node, ast.Call):
             continue
