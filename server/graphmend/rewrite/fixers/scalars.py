@@ -48,7 +48,6 @@ class ScalarFixer:
     safety = Safety.SAFE
     title = "Keep the value as a 0-d tensor instead of a Python number"
     title_count = "Count the selected elements as a 0-d tensor (torch.count_nonzero) instead of reading a Python int off a data-dependent shape"
-
     title_choice = "Choose the number with torch.where as a 0-d tensor instead of branching on a tensor"
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
