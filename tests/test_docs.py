@@ -33,3 +33,17 @@ def test_dynamo_break_ids_name_the_registrys_types() -> None:
     assert {gb for ids in RULE_GB_IDS.values() for gb in ids} <= set(GRAPH_BREAK_TYPES)
     breaking = {rule.code for rule in ALL_RULES if rule.all_examples()[0] and rule.code != "GM000"}
     assert set(RULE_GB_IDS) <= breaking
+
+
+def test_the_catalogue_has_one_entry_per_rule() -> None:
+    """catalogue.toml holds every rule's words and nothing else: a stale or misspelt code would
+    otherwise sit there unread, and a rule without words fails at import with its code named."""
+    from graphmend.analysis.rules import ALL_RULES
+    from graphmend.analysis.rules.base import CallTableRule
+    from graphmend.analysis.rules.catalogue import catalogue
+
+    entries = catalogue()
+    assert set(entries) == {rule.code for rule in ALL_RULES}
+    with_calls = {code for code, words in entries.items() if words.calls}
+    assert with_calls == {rule.code for rule in ALL_RULES if isinstance(rule, CallTableRule)}
+    assert all(words.message and words.why and words.fix for words in entries.values())

@@ -25,7 +25,7 @@ from .files import discover, read_source
 from .findings import Finding, Severity
 from .imported_disables import ImportedDisables
 from .notebooks import NotebookError, read_notebook
-from .output import write_github, write_json, write_statistics, write_text
+from .output import shown_findings, write_github, write_json, write_statistics, write_text
 from .progress import tracked
 from .rewrite.context import FixContext
 from .rewrite.engine import break_count, plan_fix
@@ -366,13 +366,13 @@ def _check_once(args: argparse.Namespace) -> int:
         print(f"graphmend: skipped {_display_path(result.path)}: {result.skip_reason}", file=sys.stderr)
     out = sys.stdout
     if args.format == "json":
-        write_json(out, shown, fixable, cells)
+        write_json(out, shown_findings(shown, fixable, cells))
     elif args.format == "github":
-        write_github(out, shown, cells)
+        write_github(out, shown_findings(shown, fixable, cells))
     elif args.format == "sarif":  # a notebook's fixes are edits of its joined cells: not SARIF's
         write_sarif(out, shown, [r.fixes if r.cells is None else {} for r in results if r.findings], cells)
     else:
-        write_text(out, shown, fixable, cells)
+        write_text(out, shown_findings(shown, fixable, cells))
     all_findings = [f for _, findings in shown for f in findings]
     if args.statistics:
         write_statistics(out if args.format == "text" else sys.stderr, all_findings)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 from .analysis.rules import RULES_BY_CODE
@@ -38,41 +39,54 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
 Cells = Sequence[Sequence[int] | None]  # per file: a notebook's cell of each finding, or None
 
 
-def _where(path: str, cells: Cells | None, number: int, index: int) -> str:
-    """`path`, or `path:cell N` for a finding in a notebook cell (as ruff prints them)."""
-    file_cells = cells[number] if cells is not None else None
-    return path if file_cells is None else f"{path}:cell {file_cells[index]}"
+@dataclass(frozen=True)
+class ShownFinding:
+    """A finding as every format prints it: its file, its notebook cell (None in a .py file), and
+    whether `graphmend fix` rewrites it."""
+
+    path: str
+    finding: Finding
+    cell: int | None = None
+    fixable: bool = False
+
+    @property
+    def where(self) -> str:
+        """`path`, or `path:cell N` for a finding in a notebook cell (as ruff prints them)."""
+        return self.path if self.cell is None else f"{self.path}:cell {self.cell}"
 
 
-def write_text(
-    out: TextIO,
+def shown_findings(
     results: Iterable[tuple[str, list[Finding]]],
     fixable: Sequence[Collection[int]] | None = None,
     cells: Cells | None = None,
-) -> None:
-    """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff)."""
+) -> list[ShownFinding]:
+    """Per-file results (with, per file, the indices of fixable findings and each finding's cell)
+    flattened in order."""
+    shown = []
     for number, (path, findings) in enumerate(results):
         marked = fixable[number] if fixable is not None else ()
-        for index, finding in enumerate(findings):
-            mark = " [*]" if index in marked else ""
-            where = _where(path, cells, number, index)
-            out.write(f"{where}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
-
-
-def write_json(
-    out: TextIO,
-    results: Iterable[tuple[str, list[Finding]]],
-    fixable: Sequence[Collection[int]] | None = None,
-    cells: Cells | None = None,
-) -> None:
-    records = []
-    for number, (path, findings) in enumerate(results):
         file_cells = cells[number] if cells is not None else None
         for index, finding in enumerate(findings):
-            record = finding_record(path, finding, fixable is not None and index in fixable[number])
-            if file_cells is not None:
-                record["cell"] = file_cells[index]  # lines count from the cell's first line
-            records.append(record)
+            cell = file_cells[index] if file_cells is not None else None
+            shown.append(ShownFinding(path, finding, cell, index in marked))
+    return shown
+
+
+def write_text(out: TextIO, shown: Iterable[ShownFinding]) -> None:
+    """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff)."""
+    for item in shown:
+        finding = item.finding
+        mark = " [*]" if item.fixable else ""
+        out.write(f"{item.where}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
+
+
+def write_json(out: TextIO, shown: Iterable[ShownFinding]) -> None:
+    records = []
+    for item in shown:
+        record = finding_record(item.path, item.finding, item.fixable)
+        if item.cell is not None:
+            record["cell"] = item.cell  # lines count from the cell's first line
+        records.append(record)
     json.dump(records, out, indent=2)
     out.write("\n")
 
@@ -85,29 +99,28 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def write_github(out: TextIO, results: Iterable[tuple[str, list[Finding]]], cells: Cells | None = None) -> None:
+def write_github(out: TextIO, shown: Iterable[ShownFinding]) -> None:
     """GitHub Actions workflow commands: one annotation per finding on the changed file (for a
     notebook, on the file, the cell named in the title: GitHub has no cell positions)."""
-    for number, (path, findings) in enumerate(results):
-        file_cells = cells[number] if cells is not None else None
-        for index, finding in enumerate(findings):
-            span = finding.span
-            level = _GITHUB_LEVEL[finding.severity]
-            rule = RULES_BY_CODE.get(finding.code)
-            title = f"GraphMend {finding.code}" + (f" ({rule.name})" if rule else "")
-            if file_cells is not None:
-                title += f" in cell {file_cells[index]}, line {span.start_line}"
-            properties = ",".join(
-                [
-                    f"file={_escape_property(path)}",
-                    f"line={span.start_line}",
-                    f"col={span.start_col + 1}",
-                    f"endLine={span.end_line}",
-                    f"endColumn={span.end_col + 1}",
-                    f"title={_escape_property(title)}",
-                ]
-            )
-            out.write(f"::{level} {properties}::{_escape_data(finding.message)}\n")
+    for item in shown:
+        finding = item.finding
+        span = finding.span
+        level = _GITHUB_LEVEL[finding.severity]
+        rule = RULES_BY_CODE.get(finding.code)
+        title = f"GraphMend {finding.code}" + (f" ({rule.name})" if rule else "")
+        if item.cell is not None:
+            title += f" in cell {item.cell}, line {span.start_line}"
+        properties = ",".join(
+            [
+                f"file={_escape_property(item.path)}",
+                f"line={span.start_line}",
+                f"col={span.start_col + 1}",
+                f"endLine={span.end_line}",
+                f"endColumn={span.end_col + 1}",
+                f"title={_escape_property(title)}",
+            ]
+        )
+        out.write(f"::{level} {properties}::{_escape_data(finding.message)}\n")
 
 
 def write_statistics(out: TextIO, findings: Iterable[Finding]) -> None:

@@ -174,6 +174,16 @@ class FixContext:
                 return ancestor
         return None
 
+    def if_testing(self, finding: Finding) -> tuple[ast.If, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        """The `if` whose test holds the finding's node, and the function it is in; None when the
+        finding is anywhere else (a fixer that rewrites such an `if` declines then)."""
+        node = self.node_for(finding)
+        statement = self.statement_of(node) if node is not None else None
+        function = self.function_of(statement) if statement is not None else None
+        if not isinstance(statement, ast.If) or function is None or not self.contains(statement.test, node):
+            return None
+        return statement, function
+
     def code(self, node: ast.AST) -> str:
         """The exact source text of a node (comments inside it included)."""
         span = self.span(node)

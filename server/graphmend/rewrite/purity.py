@@ -88,12 +88,7 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
     if name is not None:
         leaf = name.rsplit(".", 1)[1]
         if name.startswith("torch."):
-            if leaf.endswith("_") and not leaf.endswith("__"):
-                raise _fail("impure", f"{role} calls the in-place `{name}`")
-            if leaf in RANDOM:
-                raise _fail("random", f"{role} draws random numbers (`{name}`); computing it on both paths shifts the generator")
-            if leaf in UNSAFE_TORCH:
-                raise _fail("can-raise", f"{role} calls `{name}`, which cannot be evaluated speculatively")
+            _check_torch_op(leaf, f"`{name}`", UNSAFE_TORCH, role, "; computing it on both paths shifts the generator")
             if name.startswith(("torch.cuda", "torch.distributed", "torch.jit", "torch._dynamo", "torch.compiler")):
                 raise _fail("impure", f"{role} calls `{name}`")
             return
@@ -106,12 +101,7 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
         method = func.attr
         receiver = ctx.kind(func.value)
         if receiver in TENSOR_KINDS:
-            if method.endswith("_") and not method.endswith("__"):
-                raise _fail("impure", f"{role} calls the in-place `.{method}()`")
-            if method in RANDOM:
-                raise _fail("random", f"{role} draws random numbers (`.{method}()`)")
-            if method in UNSAFE_METHODS:
-                raise _fail("can-raise", f"{role} calls `.{method}()`, which cannot be evaluated speculatively")
+            _check_torch_op(method, f"`.{method}()`", UNSAFE_METHODS, role)
             return
         if isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"):
             torch_class = _self_module_class(ctx, call, func.attr)
@@ -128,6 +118,17 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
         _check_helper(ctx, ctx.index.functions[func.id], role, depth)
         return
     raise _fail("impure", f"{role} calls `{ctx.code(func)[:40]}`, whose effects are unknown")
+
+
+def _check_torch_op(op: str, shown: str, can_raise: frozenset[str], role: str, random_note: str = "") -> None:
+    """What a torch function and a tensor method are checked for alike: writing in place, drawing
+    random numbers, raising on values the path not taken may hold."""
+    if op.endswith("_") and not op.endswith("__"):
+        raise _fail("impure", f"{role} calls the in-place {shown}")
+    if op in RANDOM:
+        raise _fail("random", f"{role} draws random numbers ({shown}){random_note}")
+    if op in can_raise:
+        raise _fail("can-raise", f"{role} calls {shown}, which cannot be evaluated speculatively")
 
 
 def _self_module_class(ctx: FixContext, call: ast.Call, attr: str) -> str | None:

@@ -8,16 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
 
 from . import control_flow, conversions, dynamic_shapes, side_effects, untraceable
 from .base import CallTableRule, Effect, Example, Rule, RuleContext
 
-_RULE_CLASSES: tuple[type[Rule], ...] = (
-    *control_flow.RULES,
-    *conversions.RULES,
-    *side_effects.RULES,
-    *dynamic_shapes.RULES,
-    *untraceable.RULES,
+
+def _rules_in(module: ModuleType) -> list[type[Rule]]:
+    """The rules a module defines (a class with a `code`), in the order it defines them: a rule is
+    registered by being written, so none can be written and forgotten."""
+    return [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and issubclass(value, Rule) and "code" in value.__dict__ and value.__module__ == module.__name__
+    ]
+
+
+_RULE_CLASSES: tuple[type[Rule], ...] = tuple(
+    rule for module in (control_flow, conversions, side_effects, dynamic_shapes, untraceable) for rule in _rules_in(module)
 )
 
 ALL_RULES: tuple[Rule, ...] = tuple(cls() for cls in _RULE_CLASSES)
@@ -47,8 +55,16 @@ class RuleSet:
         return bool(self.by_qualname or self.by_method or self.by_callee_kind or self.by_root)
 
 
-def _add(table: dict, key: object, rule: Rule) -> None:
-    table[key] = table.get(key, ()) + (rule,)
+# Which of a rule's hooks fills which dispatch table.
+_HOOK_TABLES = (
+    ("node_types", "by_type"),
+    ("qualnames", "by_qualname"),
+    ("methods", "by_method"),
+    ("truth_constructs", "by_truth"),
+    ("statement_types", "by_statement"),
+    ("callee_kinds", "by_callee_kind"),
+    ("qualname_roots", "by_root"),
+)
 
 
 @lru_cache(maxsize=64)
@@ -59,20 +75,10 @@ def ruleset(codes: frozenset[str]) -> RuleSet:
         if rule.code not in codes:
             continue
         result.by_code[rule.code] = rule
-        for node_type in rule.node_types:
-            _add(result.by_type, node_type, rule)
-        for name in rule.qualnames:
-            _add(result.by_qualname, name, rule)
-        for method in rule.methods:
-            _add(result.by_method, method, rule)
-        for construct in rule.truth_constructs:
-            _add(result.by_truth, construct, rule)
-        for statement in rule.statement_types:
-            _add(result.by_statement, statement, rule)
-        for kind in rule.callee_kinds:
-            _add(result.by_callee_kind, kind, rule)
-        for root in rule.qualname_roots:
-            _add(result.by_root, root, rule)
+        for hook, table_name in _HOOK_TABLES:
+            table: dict = getattr(result, table_name)
+            for key in getattr(rule, hook):
+                table[key] = table.get(key, ()) + (rule,)
     return result
 
 

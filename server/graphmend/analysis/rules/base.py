@@ -1,8 +1,8 @@
 """Rules as self-describing, self-testing units (the Fixit idea, applied to graph breaks).
 
-A rule is a class with a code, a message in three parts (what, why dynamo breaks there, what to
-do), the hooks it listens to, and examples: `breaks` (code where dynamo breaks on the lines marked
-`# expect: GMxxx`) and `ok` (code where it does not). tests/test_corpus.py runs every example
+A rule is a class with a code, the hooks it listens to, and examples: `breaks` (code where dynamo
+breaks on the lines marked `# expect: GMxxx`) and `ok` (code where it does not). Its words (a
+message in three parts: what, why dynamo breaks there, what to do) are in catalogue.toml. tests/test_corpus.py runs every example
 through the analyser *and* through real TorchDynamo and requires both to agree, so a rule cannot
 claim a break that dynamo does not make.
 
@@ -10,8 +10,8 @@ Example convention: a complete module. When it defines `sample()`, that returns
 `(callable, args, kwargs)` or a list of such triples (to reach several branch outcomes); otherwise
 the compiled function `f` is called with `torch.randn(4)`.
 
-Call-table rules (`CallTableRule`) are data: a map from a qualified name to one example call
-expression. The corpus test builds a module around each entry, so every row of every table is
+Call-table rules (`CallTableRule`) are data (in catalogue.toml): a map from a qualified name to
+one example call expression. The corpus test builds a module around each entry, so every row of every table is
 checked against dynamo on its own.
 """
 
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..kinds import Kind, is_tensor
+from .catalogue import words_for
 
 if TYPE_CHECKING:
     from ...findings import Related
@@ -105,6 +106,7 @@ class RuleContext(Protocol):
 
 class Rule:
     code: ClassVar[str]
+    # The words, from catalogue.toml by `code` when the class is defined:
     name: ClassVar[str]
     message: ClassVar[str]  # what: a template with {subject} (the source of the node) and details
     why: ClassVar[str]  # why dynamo breaks there
@@ -127,6 +129,12 @@ class Rule:
     removed_by_flag: ClassVar[str | None] = None
     breaks: ClassVar[tuple[Example, ...]] = ()
     ok: ClassVar[tuple[Example, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "code" in cls.__dict__:
+            words = words_for(cls.code)
+            cls.name, cls.message, cls.why, cls.fix = words.name, words.message, words.why, words.fix
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         """Called for nodes of `node_types`, and for calls matching `qualnames`, `methods`,
@@ -167,8 +175,9 @@ class TensorOpRule(Rule):
 class CallTableRule(Rule):
     """A rule that flags calls to a fixed set of functions, each listed with an example call.
 
-    `table` maps a qualified name to an example expression that calls it; `imports` are the
-    modules the examples need. The generated examples are part of `breaks`.
+    The rule's `calls` in catalogue.toml become `table` (a qualified name -> an example expression
+    that calls it) and `imports` (the modules the examples need). The generated examples are part
+    of `breaks`.
     """
 
     table: ClassVar[Mapping[str, str]] = {}
@@ -176,7 +185,9 @@ class CallTableRule(Rule):
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
-        if cls.table:
+        if "code" in cls.__dict__:
+            words = words_for(cls.code)
+            cls.table, cls.imports = words.calls, words.example_imports
             cls.qualnames = frozenset(cls.table)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:

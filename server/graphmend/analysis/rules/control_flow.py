@@ -14,11 +14,6 @@ import ast
 from ..kinds import Kind, is_tensor
 from .base import Effect, Rule, RuleContext, compiled, example
 
-_WHY_BRANCH = (
-    "the condition is a tensor value that dynamo does not know while tracing, so it ends the graph, "
-    "evaluates the condition eagerly and resumes in a new graph"
-)
-
 
 class TensorTruthRule(Rule):
     """Shared behaviour: report the tested expression when it is a tensor."""
@@ -30,14 +25,6 @@ class TensorTruthRule(Rule):
 
 class TensorIf(TensorTruthRule):
     code = "GM101"
-    name = "tensor-if"
-    message = "`if` branches on the tensor value `{subject}`"
-    why = _WHY_BRANCH
-    fix = (
-        "Compute both branches and select with `torch.where(cond, a, b)` when they are pure, or use "
-        "`torch.cond` when both branches are expensive. A branch that only raises, warns, logs or prints "
-        "(a data-dependent check) runs as a custom op with an ordered effect: `graphmend fix` does both."
-    )
     truth_constructs = frozenset({"if"})
     breaks = (
         compiled(
@@ -103,10 +90,6 @@ class TensorIf(TensorTruthRule):
 
 class TensorTernary(TensorTruthRule):
     code = "GM102"
-    name = "tensor-ternary"
-    message = "conditional expression tests the tensor value `{subject}`"
-    why = _WHY_BRANCH
-    fix = "Use `torch.where(cond, a, b)`, which computes both sides and selects per element."
     truth_constructs = frozenset({"ternary"})
     breaks = (
         compiled(
@@ -128,16 +111,6 @@ class TensorTernary(TensorTruthRule):
 
 class TensorWhile(TensorTruthRule):
     code = "GM103"
-    name = "tensor-while"
-    message = "`while` loops on the tensor value `{subject}`"
-    why = (
-        "the loop condition is a tensor value, so dynamo breaks the graph once per iteration and once "
-        "more to resume after the loop"
-    )
-    fix = (
-        "Use `torch.while_loop(cond_fn, body_fn, carried)` when the loop-carried values are tensors of "
-        "fixed shape, or bound the loop by a Python number."
-    )
     truth_constructs = frozenset({"while"})
     breaks = (
         example(
@@ -171,10 +144,6 @@ class TensorWhile(TensorTruthRule):
 
 class TensorBoolOp(TensorTruthRule):
     code = "GM104"
-    name = "tensor-bool-operator"
-    message = "`{construct}` asks for the truth value of the tensor `{subject}`"
-    why = "Python's `and`, `or` and `not` call `bool()` on the tensor, a value dynamo does not know while tracing"
-    fix = "Use the element-wise operators `&`, `|`, `~` (or `torch.logical_and/or/not`) to keep a tensor."
     truth_constructs = frozenset({"boolop", "not"})
 
     def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
@@ -215,10 +184,6 @@ class TensorBoolOp(TensorTruthRule):
 
 class TensorAnyAll(Rule):
     code = "GM105"
-    name = "builtin-any-all-on-tensor"
-    message = "`{subject}` iterates a tensor and tests each element's truth value"
-    why = "Python's `any()`/`all()` call `bool()` on tensor elements, values dynamo does not know while tracing"
-    fix = "Use the tensor methods `t.any()` / `t.all()`, which stay in the graph."
     qualnames = frozenset({"builtins.any", "builtins.all"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -246,10 +211,6 @@ class TensorAnyAll(Rule):
 
 class TensorComprehensionFilter(TensorTruthRule):
     code = "GM106"
-    name = "tensor-comprehension-filter"
-    message = "comprehension filter tests the tensor value `{subject}`"
-    why = _WHY_BRANCH
-    fix = "Select with a mask instead (`torch.where`, or stack the candidates and index with a tensor of positions)."
     truth_constructs = frozenset({"comprehension"})
     breaks = (
         compiled(
@@ -267,13 +228,3 @@ class TensorComprehensionFilter(TensorTruthRule):
             """
         ),
     )
-
-
-RULES: tuple[type[Rule], ...] = (
-    TensorIf,
-    TensorTernary,
-    TensorWhile,
-    TensorBoolOp,
-    TensorAnyAll,
-    TensorComprehensionFilter,
-)

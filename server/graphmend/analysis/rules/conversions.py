@@ -14,22 +14,9 @@ from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
 from ..symbols import SCALAR_FLAG
 from .base import Effect, Rule, RuleContext, TensorOpRule, compiled, example, receiver
 
-_WHY_VALUE = (
-    "dynamo traces with shapes but no data, so it must end the graph here to compute the value eagerly"
-)
-_CAPTURE = "`torch._dynamo.config.capture_scalar_outputs = True`"
-
 
 class Item(TensorOpRule):
     code = "GM201"
-    name = "tensor-item"
-    message = "`{subject}` copies a tensor value into a Python number"
-    why = _WHY_VALUE
-    fix = (
-        "Keep the 0-d tensor (`t.detach()` for `t.item()`: a number carries no gradient) when the number only feeds "
-        "tensor arithmetic, Python arithmetic on it included; otherwise "
-        f"set {_CAPTURE} to trace it as a symbolic number."
-    )
     methods = frozenset({"item"})
     removed_by_flag = SCALAR_FLAG
     breaks = (
@@ -62,13 +49,6 @@ class Item(TensorOpRule):
 
 class ToList(TensorOpRule):
     code = "GM202"
-    name = "tensor-tolist"
-    message = "`{subject}` copies a tensor into a Python list"
-    why = _WHY_VALUE
-    fix = (
-        "Index the tensor instead of the list (`t[i]` keeps a tensor); for integer tensors that size "
-        f"later operations, {_CAPTURE} lets dynamo trace the values symbolically."
-    )
     methods = frozenset({"tolist"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -112,13 +92,6 @@ _CONVERTERS = {"builtins.int", "builtins.float", "builtins.bool", "builtins.comp
 
 class PythonNumberFromTensor(Rule):
     code = "GM203"
-    name = "tensor-to-python-number"
-    message = "`{subject}` converts a tensor to a Python number"
-    why = _WHY_VALUE
-    fix = (
-        "Keep the tensor: `float(t)` -> `t`, `int(t)` -> `t.trunc()`, `bool(t)` -> `t != 0`, "
-        f"`math.f(t)` -> `torch.f(t)`; or set {_CAPTURE}."
-    )
     qualnames = frozenset(_CONVERTERS)
     qualname_roots = frozenset({"math"})
 
@@ -172,10 +145,6 @@ class PythonNumberFromTensor(Rule):
 
 class RangeOverTensor(Rule):
     code = "GM204"
-    name = "range-over-tensor"
-    message = "`{subject}` needs a tensor's value as a Python int"
-    why = _WHY_VALUE
-    fix = "Pass the count in as a Python int, or vectorise the loop over a tensor dimension."
     qualnames = frozenset({"builtins.range"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -208,13 +177,6 @@ class RangeOverTensor(Rule):
 
 class TensorAsIndex(Rule):
     code = "GM205"
-    name = "tensor-as-python-index"
-    message = "`{subject}` uses the tensor `{index}` as a Python {role}"
-    why = _WHY_VALUE
-    fix = (
-        "Use a Python int (from a shape, or passed in), or keep the result a tensor: "
-        "`torch.narrow`/`index_select` with a tensor index, or masks built with `torch.arange`."
-    )
     node_types = (ast.Subscript,)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -325,14 +287,6 @@ _SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n",
 
 class TensorAsSize(Rule):
     code = "GM206"
-    name = "tensor-as-size"
-    message = "`{subject}` passes the tensor `{size}` where a Python number (a size or a step) is needed"
-    why = _WHY_VALUE
-    fix = (
-        "Derive sizes from shapes (`x.shape[0]`) or pass them in as ints; for truly data-dependent sizes "
-        f"set {_CAPTURE}: torch 2.13 checks the captured sizes at runtime itself, so add `torch._check(...)` "
-        "only where dynamo then reports that it could not guard on a data-dependent expression."
-    )
     qualnames = frozenset(_SIZE_FUNCTIONS)
     methods = frozenset(_SIZE_METHODS)
     removed_by_flag = SCALAR_FLAG
@@ -389,13 +343,6 @@ class TensorAsSize(Rule):
 
 class TensorToPythonBool(TensorOpRule):
     code = "GM207"
-    name = "tensor-comparison-to-bool"
-    message = "`{subject}` returns a Python bool computed from tensor data"
-    why = _WHY_VALUE
-    fix = (
-        "Keep the comparison a tensor: `(a == b).all()` instead of `torch.equal(a, b)`, "
-        "`torch.isclose(a, b).all()` instead of `torch.allclose`, `t != 0` instead of `t.is_nonzero()`."
-    )
     qualnames = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
     methods = frozenset({"equal", "allclose", "is_nonzero"})
 
@@ -428,10 +375,6 @@ class TensorToPythonBool(TensorOpRule):
 
 class TensorToString(Rule):
     code = "GM208"
-    name = "tensor-to-string"
-    message = "`{subject}` formats a tensor's values as a string"
-    why = "printing a tensor needs its data, which dynamo does not have while tracing"
-    fix = "Format only shapes and dtypes (`f\"{{t.shape}}\"` is fine), or move the formatting out of the compiled code."
     qualnames = frozenset({"builtins.str", "builtins.repr"})
     methods = frozenset({"__repr__", "__str__"})
     node_types = (ast.BinOp,)
@@ -496,15 +439,3 @@ def _integral(node: ast.expr, ctx: RuleContext) -> bool:
             _integral(node.right, ctx) or (isinstance(node.right, ast.Constant) and isinstance(node.right.value, int))
         )
     return False
-
-
-RULES: tuple[type[Rule], ...] = (
-    Item,
-    ToList,
-    PythonNumberFromTensor,
-    RangeOverTensor,
-    TensorAsIndex,
-    TensorAsSize,
-    TensorToPythonBool,
-    TensorToString,
-)

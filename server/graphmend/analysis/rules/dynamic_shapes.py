@@ -15,9 +15,6 @@ from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
 from ..symbols import SHAPE_FLAG
 from .base import Rule, RuleContext, TensorOpRule, compiled, example
 
-_WHY_SHAPE = "the number of output elements depends on tensor data, which dynamo does not have while tracing"
-_CAPTURE = "`torch._dynamo.config.capture_dynamic_output_shape_ops = True`"
-
 
 class ShapeOpRule(TensorOpRule):
     """A tensor op whose output shape depends on the data (`capture_dynamic_output_shape_ops` traces it)."""
@@ -27,13 +24,6 @@ class ShapeOpRule(TensorOpRule):
 
 class NonZero(ShapeOpRule):
     code = "GM401"
-    name = "nonzero"
-    message = "`{subject}` returns as many indices as there are nonzero elements"
-    why = _WHY_SHAPE
-    fix = (
-        "Keep a fixed shape: use the mask itself (`torch.where(mask, a, b)`, `mask.sum()` to count), "
-        f"`nonzero_static(size=...)` with a bound, or set {_CAPTURE}."
-    )
     qualnames = frozenset({"torch.nonzero", "torch.argwhere", "torch.where"})
     methods = frozenset({"nonzero", "argwhere"})
 
@@ -72,14 +62,6 @@ class NonZero(ShapeOpRule):
 
 class BooleanMaskIndex(Rule):
     code = "GM402"
-    name = "boolean-mask-index"
-    message = "`{subject}` selects elements with the boolean mask `{mask}`"
-    why = _WHY_SHAPE
-    fix = (
-        "Keep the shape: `torch.where(mask, x, 0)` then reduce (`.sum()`, or `.amax()` with `-inf`), "
-        "`x.masked_fill(~mask, value)`, or for `out[mask] = src[mask]` `out.copy_(torch.where(mask, src, out))`; "
-        f"or set {_CAPTURE}."
-    )
     node_types = (ast.Subscript,)
     removed_by_flag = SHAPE_FLAG
 
@@ -146,10 +128,6 @@ class BooleanMaskIndex(Rule):
 
 class MaskedSelect(ShapeOpRule):
     code = "GM403"
-    name = "masked-select"
-    message = "`{subject}` returns as many elements as the mask selects"
-    why = _WHY_SHAPE
-    fix = f"Use `torch.where(mask, x, 0)` and reduce, or set {_CAPTURE}."
     qualnames = frozenset({"torch.masked_select"})
     methods = frozenset({"masked_select"})
     breaks = (
@@ -170,10 +148,6 @@ class MaskedSelect(ShapeOpRule):
 
 class Unique(ShapeOpRule):
     code = "GM404"
-    name = "unique"
-    message = "`{subject}` returns as many elements as there are distinct values"
-    why = _WHY_SHAPE
-    fix = f"Set {_CAPTURE}; when the possible values are known in advance, compare against them instead (a one-hot sum)."
     qualnames = frozenset({"torch.unique", "torch.unique_consecutive"})
     methods = frozenset({"unique", "unique_consecutive"})
     breaks = (
@@ -195,13 +169,6 @@ class Unique(ShapeOpRule):
 
 class BinCount(ShapeOpRule):
     code = "GM405"
-    name = "bincount"
-    message = "`{subject}` returns one bin per value up to the maximum in the data"
-    why = _WHY_SHAPE
-    fix = (
-        "Count into a fixed number of bins with a one-hot sum (`F.one_hot(t, n).sum(0)`) or "
-        f"`torch.zeros(n).scatter_add_(0, t, ones)`; or set {_CAPTURE}."
-    )
     qualnames = frozenset({"torch.bincount"})
     methods = frozenset({"bincount"})
     breaks = (
@@ -229,10 +196,6 @@ class BinCount(ShapeOpRule):
 
 class RepeatInterleaveByTensor(ShapeOpRule):
     code = "GM406"
-    name = "repeat-interleave-tensor-repeats"
-    message = "`{subject}` repeats elements a data-dependent number of times"
-    why = _WHY_SHAPE
-    fix = f"Pass `output_size=` (a Python int) when the total is known, or set {_CAPTURE}."
     qualnames = frozenset({"torch.repeat_interleave"})
     methods = frozenset({"repeat_interleave"})
 
@@ -259,6 +222,3 @@ class RepeatInterleaveByTensor(ShapeOpRule):
             """
         ),
     )
-
-
-RULES: tuple[type[Rule], ...] = (NonZero, BooleanMaskIndex, MaskedSelect, Unique, BinCount, RepeatInterleaveByTensor)

@@ -5,7 +5,7 @@ e.g. GB0036 "Dynamic shape operator"), prints it in `TORCH_LOGS=graph_breaks`, a
 PyTorch's graph-break site. The editor's hover shows them, so a user can go from GraphMend's finding
 to dynamo's words and back.
 
-The table is data measured, not guessed: it is what dynamo logged for each rule's `breaks` examples
+The ids are data measured, not guessed: it is what dynamo logged for each rule's `breaks` examples
 and the corpus (tests/ground_truth.py checks every logged id against it on every run, so a torch
 upgrade that renumbers a break fails the suite). `CONTEXT_IDS` are the ids dynamo gives a break
 because of where it happened (inside a loop, a context manager), whatever the construct.
@@ -13,61 +13,12 @@ because of where it happened (inside a loop, a context manager), whatever the co
 
 from __future__ import annotations
 
+from .catalogue import catalogue
+
 GRAPH_BREAK_SITE = "https://meta-pytorch.org/compile-graph-break-site/gb/{}.html"
 
-RULE_GB_IDS: dict[str, tuple[str, ...]] = {
-    "GM101": ("GB0170",),
-    "GM102": ("GB0170",),
-    "GM103": ("GB0170",),
-    "GM104": ("GB0033", "GB0170"),
-    "GM105": ("GB0170",),
-    "GM106": ("GB0170",),
-    "GM201": ("GB0124",),
-    "GM202": ("GB0033", "GB0109"),
-    "GM203": ("GB0124", "GB0033"),
-    "GM204": ("GB0059",),
-    "GM205": ("GB0124", "GB0033"),
-    "GM206": ("GB0033",),
-    "GM207": ("GB0033",),
-    "GM208": ("GB0059",),
-    "GM301": ("GB0059", "GB0156"),
-    "GM302": ("GB0059",),
-    "GM303": ("GB0059", "GB0007"),
-    "GM304": ("GB0007", "GB0059", "GB0142", "GB0156"),
-    "GM305": ("GB4841", "GB0007", "GB0156", "GB6215"),
-    "GM306": ("GB0291",),
-    "GM307": ("GB0007",),
-    "GM308": ("GB0007", "GB0156"),
-    "GM309": ("GB0007", "GB0033", "GB0008", "GB0208", "GB0294"),
-    # GB0156: `subprocess.run` on a loaded machine, where dynamo traces further into the polling
-    # code before it meets the skipped call (seen twice in `make test` beside other jobs)
-    "GM310": ("GB0007", "GB0208", "GB0156"),
-    "GM311": ("GB0007", "GB0059", "GB0175"),
-    "GM312": ("GB0007", "GB0156"),
-    "GM401": ("GB0036",),
-    "GM402": ("GB0036",),
-    "GM403": ("GB0036",),
-    "GM404": ("GB0036",),
-    "GM405": ("GB0036",),
-    "GM406": ("GB0036",),
-    "GM501": ("GB0025",),
-    "GM502": ("GB0098", "GB0007", "GB0099"),
-    "GM503": ("GB8977",),
-    "GM504": ("GB0264",),
-    "GM505": ("GB4198",),
-    "GM506": ("GB0123",),
-    "GM507": ("GB8985",),
-    "GM508": ("GB0207",),
-    "GM510": ("GB5976", "GB0208"),
-    "GM511": ("GB4695",),
-    "GM512": ("GB0045", "GB0046"),
-    "GM513": ("GB0088",),
-    "GM514": ("GB0142",),
-    "GM515": ("GB9186",),
-    "GM516": ("GB0007", "GB0059", "GB0134", "GB0147", "GB0208"),
-    "GM517": ("GB0119",),
-    "GM518": ("GB0014",),
-}
+# Per rule that dynamo logs an id for, from catalogue.toml (the rule's `graph_breaks`).
+RULE_GB_IDS: dict[str, tuple[str, ...]] = {code: words.graph_breaks for code, words in catalogue().items() if words.graph_breaks}
 
 # Ids that say where a break happened rather than what broke.
 CONTEXT_IDS = frozenset({"GB7000", "GB0066", "GB0092", "GB8335"})

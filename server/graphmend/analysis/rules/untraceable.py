@@ -13,16 +13,9 @@ from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..symbols import LOCK_CLASSES, RNN_FLAG
 from .base import CallTableRule, Effect, Rule, RuleContext, TensorOpRule, compiled, example, receiver
 
-_HOIST = "Move it out of the compiled code."
-
 
 class ExplicitGraphBreak(CallTableRule):
     code = "GM501"
-    name = "explicit-graph-break"
-    message = "`{subject}` asks dynamo to break the graph here"
-    why = "an explicit graph break is always honoured"
-    fix = "Delete it unless the split is intentional (e.g. to isolate code that must run eagerly)."
-    table = {"torch._dynamo.graph_break": "torch._dynamo.graph_break()"}
     ok = (
         compiled(
             """
@@ -35,10 +28,6 @@ class ExplicitGraphBreak(CallTableRule):
 
 class DisabledCall(Rule):
     code = "GM502"
-    name = "call-to-disabled-function"
-    message = "`{subject}` calls a function excluded from compilation with `torch.compiler.disable`"
-    why = "dynamo never traces a disabled function: it ends the graph, calls it eagerly and resumes after it"
-    fix = "Remove the decorator if the function is traceable, or accept the break if it is there on purpose."
     callee_kinds = frozenset({Kind.DISABLED})  # a decorated function, or torch.compiler.disable(fn)(...)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -144,10 +133,6 @@ class DisabledCall(Rule):
 
 class ClassDefinition(Rule):
     code = "GM503"
-    name = "class-definition"
-    message = "class `{name}` is defined inside compiled code"
-    why = "dynamo cannot trace building a new class (`__build_class__`), so it ends the graph"
-    fix = "Define the class at module level (it must not close over the function's locals)."
     statement_types = (ast.ClassDef,)
 
     def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
@@ -182,33 +167,6 @@ class ClassDefinition(Rule):
 
 class ParameterConstruction(CallTableRule):
     code = "GM504"
-    name = "parameter-construction"
-    message = "`{subject}` creates new parameters inside compiled code"
-    why = "dynamo does not support constructing `nn.Parameter` while tracing, so it ends the graph"
-    fix = "Create the parameter or layer once, in `__init__` (or at module level), and reuse it."
-    table = {
-        "torch.nn.Parameter": "torch.nn.Parameter(torch.ones(3))",
-        "torch.nn.parameter.Parameter": "torch.nn.parameter.Parameter(torch.ones(3))",
-        "torch.nn.Linear": "torch.nn.Linear(4, 4)",
-        "torch.nn.Bilinear": "torch.nn.Bilinear(4, 4, 4)",
-        "torch.nn.Conv1d": "torch.nn.Conv1d(1, 1, 1)",
-        "torch.nn.Conv2d": "torch.nn.Conv2d(1, 1, 1)",
-        "torch.nn.Conv3d": "torch.nn.Conv3d(1, 1, 1)",
-        "torch.nn.ConvTranspose1d": "torch.nn.ConvTranspose1d(1, 1, 1)",
-        "torch.nn.ConvTranspose2d": "torch.nn.ConvTranspose2d(1, 1, 1)",
-        "torch.nn.Embedding": "torch.nn.Embedding(4, 4)",
-        "torch.nn.EmbeddingBag": "torch.nn.EmbeddingBag(4, 4)",
-        "torch.nn.LayerNorm": "torch.nn.LayerNorm(4)",
-        "torch.nn.GroupNorm": "torch.nn.GroupNorm(2, 4)",
-        "torch.nn.RMSNorm": "torch.nn.RMSNorm(4)",
-        "torch.nn.BatchNorm1d": "torch.nn.BatchNorm1d(4)",
-        "torch.nn.BatchNorm2d": "torch.nn.BatchNorm2d(4)",
-        "torch.nn.LSTM": "torch.nn.LSTM(4, 4)",
-        "torch.nn.GRU": "torch.nn.GRU(4, 4)",
-        "torch.nn.RNN": "torch.nn.RNN(4, 4)",
-        "torch.nn.MultiheadAttention": "torch.nn.MultiheadAttention(4, 2)",
-        "torch.nn.PReLU": "torch.nn.PReLU()",
-    }
     breaks = (
         example(
             """
@@ -246,10 +204,6 @@ class ParameterConstruction(CallTableRule):
 
 class DeepCopy(Rule):
     code = "GM505"
-    name = "deepcopy-tensor"
-    message = "`{subject}` deep-copies tensors"
-    why = "dynamo does not support `copy.deepcopy` of a tensor or module, so it ends the graph"
-    fix = "Use `t.clone()` for tensors; copy modules once, outside the compiled code."
     qualnames = frozenset({"copy.deepcopy"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -289,10 +243,6 @@ class DeepCopy(Rule):
 
 class Backward(TensorOpRule):
     code = "GM506"
-    name = "backward-in-compiled-code"
-    message = "`{subject}` runs the backward pass inside compiled code"
-    why = "dynamo compiles forward graphs; `Tensor.backward()` is not traceable, so it ends the graph"
-    fix = "Compile the model or the loss computation only, and call `.backward()` outside the compiled function."
     methods = frozenset({"backward"})
 
     breaks = (
@@ -316,10 +266,6 @@ class Backward(TensorOpRule):
 
 class RequiresGradInPlace(TensorOpRule):
     code = "GM507"
-    name = "requires-grad-in-compiled-code"
-    message = "`{subject}` turns on gradients for an intermediate tensor"
-    why = "dynamo does not let a `requires_grad_()` intermediate leak out of a graph, so it ends the graph"
-    fix = "Set `requires_grad` on inputs or parameters before calling the compiled code."
     methods = frozenset({"requires_grad_"})
 
     breaks = (
@@ -343,10 +289,6 @@ class RequiresGradInPlace(TensorOpRule):
 
 class SortByTensor(Rule):
     code = "GM508"
-    name = "sort-by-tensor"
-    message = "`{subject}` orders Python objects by tensor values"
-    why = "sorting compares tensor values, which dynamo does not know while tracing"
-    fix = "Stack the tensors and use `torch.sort`/`torch.argsort` on the keys, then index."
     qualnames = frozenset({"builtins.sorted"})
     methods = frozenset({"sort"})
 
@@ -399,10 +341,6 @@ class SortByTensor(Rule):
 
 class GeneratorEntry(Rule):
     code = "GM509"
-    name = "compiled-generator"
-    message = "compiled function `{function}` is a generator (`{subject}`)"
-    why = "dynamo does not compile generator functions: it runs the whole function eagerly and logs nothing"
-    fix = "Compile a regular function that does the tensor work, and call it from the generator."
     effect = Effect.SILENT_SKIP
     node_types = (ast.Yield, ast.YieldFrom)
 
@@ -454,10 +392,6 @@ def _is_method_call(node: ast.expr, names: tuple[str, ...], ctx: RuleContext) ->
 
 class StorageIntrospection(Rule):
     code = "GM510"
-    name = "storage-introspection"
-    message = "`{subject}` inspects where a tensor's data lives in memory"
-    why = "fake tensors have no real storage, so dynamo cannot trace addresses and offsets"
-    fix = "Compare tensors by value or by shape instead, or do the check outside the compiled code."
     node_types = (ast.Compare, ast.BinOp)
     methods = frozenset({"storage_offset"})
 
@@ -499,10 +433,6 @@ class StorageIntrospection(Rule):
 
 class ScriptedModuleCall(Rule):
     code = "GM511"
-    name = "torchscript-module-call"
-    message = "`{subject}` calls a TorchScript module"
-    why = "dynamo does not trace `torch.jit.script` modules; it gives up on the calling function"
-    fix = "Call the eager `nn.Module` (drop `torch.jit.script`); `torch.compile` replaces TorchScript."
     effect = Effect.FRAME_SKIP
     callee_kinds = frozenset({Kind.JIT})
 
@@ -544,10 +474,6 @@ class ScriptedModuleCall(Rule):
 
 class IsInference(Rule):
     code = "GM512"
-    name = "is-inference"
-    message = "`{subject}` asks about inference mode while tracing"
-    why = "dynamo does not trace `Tensor.is_inference()` or `torch.is_inference_mode_enabled()`, so it ends the graph"
-    fix = "Check once outside the compiled code and pass the answer in as an argument."
     methods = frozenset({"is_inference"})
     qualnames = frozenset({"torch.is_inference_mode_enabled"})
 
@@ -587,10 +513,6 @@ class IsInference(Rule):
 
 class IdArithmetic(Rule):
     code = "GM513"
-    name = "id-of-tensor-arithmetic"
-    message = "`{subject}` does arithmetic on a tensor's `id()`"
-    why = "object identities of traced tensors are not real; dynamo gives up on the function"
-    fix = "Key on something stable (a name or an index), or keep the id logic outside compiled code."
     effect = Effect.FRAME_SKIP
     node_types = (ast.BinOp,)
 
@@ -627,13 +549,6 @@ class IdArithmetic(Rule):
 
 class UnsupportedContextManager(Rule):
     code = "GM514"
-    name = "unsupported-context-manager"
-    message = "`with {subject}` uses a context manager dynamo cannot trace"
-    why = "dynamo cannot enter this kind of context manager, so it gives up on the whole function"
-    fix = (
-        "Take the lock (or fork the RNG) outside the compiled code; instead of `with torch.device(...)`, pass "
-        "`device=` to the factory functions."
-    )
     effect = Effect.FRAME_SKIP
     statement_types = (ast.With,)
     unsupported_calls = LOCK_CLASSES | {"torch.random.fork_rng", "torch.device"}
@@ -676,10 +591,6 @@ class UnsupportedContextManager(Rule):
 
 class AutogradGrad(Rule):
     code = "GM515"
-    name = "autograd-grad"
-    message = "`{subject}` computes gradients inside compiled code"
-    why = "dynamo does not trace `torch.autograd.grad` by default, so it ends the graph"
-    fix = "Compute gradients outside the compiled function (compile the forward and loss only)."
     qualnames = frozenset({"torch.autograd.grad"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
@@ -713,23 +624,6 @@ class AutogradGrad(Rule):
 
 class UntraceableStdlib(CallTableRule):
     code = "GM516"
-    name = "untraceable-stdlib"
-    message = "`{subject}` calls a standard-library function dynamo cannot trace"
-    why = "dynamo marks this C-implemented helper as skipped, so it ends the graph to call it eagerly"
-    fix = "Use a plain Python or torch equivalent, or move the call out of the compiled code."
-    imports = ("heapq", "bisect", "array", "statistics", "copy")
-    table = {
-        "heapq.heappush": "heapq.heappush([], 1)",
-        "heapq.heappop": "heapq.heappop([1])",
-        "bisect.bisect": "bisect.bisect([1], 1)",
-        "bisect.bisect_left": "bisect.bisect_left([1], 1)",
-        "bisect.insort": "bisect.insort([1], 2)",
-        "array.array": 'array.array("i", [1])',
-        "builtins.memoryview": 'memoryview(b"ab")',
-        "builtins.bytearray": 'bytearray(b"ab")',
-        "statistics.mean": "statistics.mean([1, 2])",
-        "copy.copy": "copy.copy(y)",
-    }
     ok = (
         compiled(
             """
@@ -743,13 +637,6 @@ class ModuleConstruction(Rule):
     """Reported by the walker (no hook): see FunctionWalker._module_constructor_breaks."""
 
     code = "GM517"
-    name = "module-built-in-compiled-code"
-    message = "`{subject}` initialises a new `{name}` inside compiled code"
-    why = (
-        "the constructor breaks the graph (it creates parameters), and dynamo cannot resume inside a "
-        "half-initialised module, so it runs the constructor eagerly"
-    )
-    fix = "Build submodules once, in the parent's `__init__`, and reuse them in `forward`."
     effect = Effect.FRAME_SKIP
     breaks = (
         example(
@@ -804,13 +691,6 @@ class ModuleConstruction(Rule):
 
 class RecurrentModuleCall(Rule):
     code = "GM518"
-    name = "recurrent-module-call"
-    message = "`{subject}` calls an `nn.{module}`{where}"
-    why = (
-        "dynamo does not trace `nn.LSTM`, `nn.GRU` or `nn.RNN` unless `torch._dynamo.config.allow_rnn` is set "
-        "(found by the real-model benchmark: parakeet, nemotron ASR); it gives up on the calling function"
-    )
-    fix = "Set `torch._dynamo.config.allow_rnn = True` (process-wide) so dynamo traces the recurrent layer."
     effect = Effect.FRAME_SKIP
     callee_kinds = frozenset({Kind.MODULE})
     removed_by_flag = RNN_FLAG
@@ -935,25 +815,3 @@ class RecurrentModuleCall(Rule):
             note="a single LSTMCell step is traced",
         ),
     )
-
-
-RULES: tuple[type[Rule], ...] = (
-    ExplicitGraphBreak,
-    DisabledCall,
-    ClassDefinition,
-    ParameterConstruction,
-    DeepCopy,
-    Backward,
-    RequiresGradInPlace,
-    SortByTensor,
-    GeneratorEntry,
-    StorageIntrospection,
-    ScriptedModuleCall,
-    IsInference,
-    IdArithmetic,
-    UnsupportedContextManager,
-    AutogradGrad,
-    UntraceableStdlib,
-    ModuleConstruction,
-    RecurrentModuleCall,
-)

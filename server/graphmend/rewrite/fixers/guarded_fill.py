@@ -59,11 +59,10 @@ class GuardedMaskedFillFixer:
     title = "Fill through the mask every time with masked_fill instead of testing whether it selects anything (filling nothing changes nothing)"
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
-        node = ctx.node_for(finding)
-        statement = ctx.statement_of(node) if node is not None else None
-        function = ctx.function_of(statement) if statement is not None else None
-        if not isinstance(statement, ast.If) or function is None or not ctx.contains(statement.test, node):
+        tested = ctx.if_testing(finding)
+        if tested is None:
             raise DeclineError("not-a-guarded-fill", "the tensor is not tested by an `if`")
+        statement, function = tested
         prefix, mask_test, mask = _split(ctx, statement.test)
         if statement.orelse:
             raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")

@@ -73,11 +73,10 @@ class MaskCheckFixer:
     safety = Safety.SAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
-        node = ctx.node_for(finding)
-        statement = ctx.statement_of(node) if node is not None else None
-        function = ctx.function_of(statement) if statement is not None else None
-        if not isinstance(statement, ast.If) or function is None or not ctx.contains(statement.test, node):
+        tested = ctx.if_testing(finding)
+        if tested is None:
             raise DeclineError("not-a-mask-check", "the tensor is not tested by an `if`")
+        statement, function = tested
         prefix, mask = _split(ctx, statement.test)
         if statement.orelse:
             raise DeclineError("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
