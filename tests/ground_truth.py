@@ -32,7 +32,7 @@ from typing import Any
 
 from graphmend import Config, analyze
 from graphmend.analysis.rules.dynamo_ids import CONTEXT_IDS, gb_ids_for
-from graphmend.config import parse_settings
+from graphmend.config import config_from_table
 from graphmend.findings import Finding
 from graphmend.runtime.worker import capture, locate
 
@@ -126,7 +126,7 @@ def case_config(source: str) -> Config:
     """A case may set `GRAPHMEND_CONFIG = {...}` ([tool.graphmend] keys) at module level."""
     for node in ast.parse(source).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "GRAPHMEND_CONFIG" for t in node.targets):
-            return parse_settings(ast.literal_eval(node.value), "GRAPHMEND_CONFIG")
+            return config_from_table(ast.literal_eval(node.value), "GRAPHMEND_CONFIG")
     return Config()
 
 

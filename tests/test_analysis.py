@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from graphmend import Config, analyze
 from graphmend.analysis import analyze_detailed
-from graphmend.config import ConfigError, parse_settings, rule_selected
+from graphmend.config import ConfigError, config_from_table, rule_selected
 
 
 def codes(source: str, config: Config | None = None) -> list[tuple[int, str]]:
@@ -167,7 +167,7 @@ def test_config_select_and_ignore_filter_findings() -> None:
 )
 def test_invalid_settings_name_the_problem(table: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        parse_settings(table, "pyproject.toml")
+        config_from_table(table, "pyproject.toml")
 
 
 # -- regions ---------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from graphmend.findings import Finding, Span
 from graphmend.lsp.convert import client_position
-from graphmend.lsp.settings import Settings, parse_settings
+from graphmend.lsp.settings import Settings, parse_editor_settings
 from graphmend.rewrite.suppress import suppression_edit
 from graphmend.textedits import apply_edits, text_edits
 from hypothesis import given
@@ -17,19 +17,19 @@ from pygls.workspace.position_codec import PositionCodec
 
 
 def test_settings_nested_or_flat_with_defaults_for_bad_values() -> None:
-    parsed = parse_settings({"graphmend": {"debounceMs": 20, "select": ["gm1"], "diagnosticMode": "sideways", "colour": 1}})
+    parsed = parse_editor_settings({"graphmend": {"debounceMs": 20, "select": ["gm1"], "diagnosticMode": "sideways", "colour": 1}})
     assert parsed.settings.debounce_ms == 20 and parsed.settings.select == ("GM1",)
     assert parsed.settings.diagnostic_mode == Settings().diagnostic_mode
     assert any("`diagnosticMode` must be one of" in p for p in parsed.problems)
     assert any("unknown setting `colour`" in p for p in parsed.problems)
-    assert parse_settings({"crossFile": False}).settings.cross_file is False
-    assert parse_settings({"select": ["XY"]}).settings.select is None  # invalid: the pyproject value stays
-    assert parse_settings("nonsense").problems and parse_settings(None).settings == Settings()
+    assert parse_editor_settings({"crossFile": False}).settings.cross_file is False
+    assert parse_editor_settings({"select": ["XY"]}).settings.select is None  # invalid: the pyproject value stays
+    assert parse_editor_settings("nonsense").problems and parse_editor_settings(None).settings == Settings()
 
 
 def test_later_settings_keep_earlier_values_they_do_not_mention() -> None:
-    first = parse_settings({"debounceMs": 10}).settings
-    assert parse_settings({"crossFile": False}, first).settings.debounce_ms == 10
+    first = parse_editor_settings({"debounceMs": 10}).settings
+    assert parse_editor_settings({"crossFile": False}, first).settings.debounce_ms == 10
 
 
 def test_positions_count_in_the_negotiated_unit() -> None:
@@ -74,12 +74,12 @@ def test_ignore_comment_avoids_a_backslash_continuation() -> None:
 
 def test_keys_editors_keep_for_themselves_are_not_reported() -> None:
     # VS Code sends the whole `graphmend` section, with the extension's own keys
-    parsed = parse_settings({"graphmend": {"python": "/venv/bin/python", "trace": {"server": "off"}, "debounceMs": 40}})
+    parsed = parse_editor_settings({"graphmend": {"python": "/venv/bin/python", "trace": {"server": "off"}, "debounceMs": 40}})
     assert parsed.problems == [] and parsed.settings.debounce_ms == 40
 
 
 def test_confirmation_settings_are_validated() -> None:
-    parsed = parse_settings({"confirmTimeoutS": 0, "confirmDevice": "tpu", "confirmPython": "/venv/bin/python"})
+    parsed = parse_editor_settings({"confirmTimeoutS": 0, "confirmDevice": "tpu", "confirmPython": "/venv/bin/python"})
     assert parsed.settings.confirm_timeout_s == 300 and parsed.settings.confirm_device == "auto"
     assert parsed.settings.confirm_python == "/venv/bin/python"
     assert any("confirmTimeoutS` must be a whole number from 1 to 86400" in p for p in parsed.problems)
@@ -94,8 +94,8 @@ def test_quick_fix_level_setting_offers_each_tier_with_its_title() -> None:
     from graphmend.rewrite.model import Safety
     from pygls.workspace.position_codec import PositionCodec
 
-    assert parse_settings({"quickFixLevel": "costly"}).settings.quick_fix_level is Safety.COSTLY
-    bad = parse_settings({"quickFixLevel": "yolo"})
+    assert parse_editor_settings({"quickFixLevel": "costly"}).settings.quick_fix_level is Safety.COSTLY
+    bad = parse_editor_settings({"quickFixLevel": "yolo"})
     assert bad.settings.quick_fix_level is Settings().quick_fix_level and any("`quickFixLevel` must be one of" in p for p in bad.problems)
 
     source = (Path(__file__).parent / "fixtures" / "MoEDispatchFixer" / "hit_list.in.py").read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ from . import __version__
 from . import explain as explain_command
 from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
-from .config import Config, ConfigError, config_for, load_config
+from .config import Config, ConfigError, load_config, nearest_config
 from .crossmodule import CallSite, call_sites, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
@@ -121,7 +121,7 @@ def check_files_and_entries(
         return results, {}
     by_path = {r.path.resolve(): n for n, r in enumerate(results)}
 
-    def config_for(path: Path) -> Config:
+    def with_entries(path: Path) -> Config:
         return replace(config, extra_entries=tuple(sorted(entries.get(path, {}).items())))
 
     pending = results
@@ -129,10 +129,10 @@ def check_files_and_entries(
         grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes, jobs)
         if not grown:
             break
-        pending = _check_each([(results[by_path[t]].path, config_for(t)) for t in sorted(grown)], jobs, "following calls")
+        pending = _check_each([(results[by_path[t]].path, with_entries(t)) for t in sorted(grown)], jobs, "following calls")
         for result in pending:
             results[by_path[result.path.resolve()]] = result
-    return results, {path: config_for(path) for path in entries}
+    return results, {path: with_entries(path) for path in entries}
 
 
 MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calling helper
@@ -289,7 +289,7 @@ def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Con
         config = load_config(args.config)
     else:
         start = args.paths[0] if args.paths else Path(".")
-        config = config_for(start if start.exists() else Path("."))
+        config = nearest_config(start if start.exists() else Path("."))
     if not getattr(args, "no_cross_module", True):
         # a name bound to torch.compiler.disable in the file's package, checked or not (pre-commit
         # checks only the files that changed)

@@ -123,7 +123,7 @@ def _validate_codes(values: Any, key: str, source: str = "") -> tuple[str, ...]:
     return cleaned
 
 
-def parse_settings(table: dict[str, Any], source: str = "", root: Path | None = None) -> Config:
+def config_from_table(table: dict[str, Any], source: str = "", root: Path | None = None) -> Config:
     """Build a Config from the `[tool.graphmend]` table; unknown keys and bad values raise."""
     unknown = sorted(set(table) - _KNOWN_KEYS)
     if unknown:
@@ -213,10 +213,10 @@ def load_config(path: Path) -> Config:
     table = data.get("tool", {}).get("graphmend", {})
     if not isinstance(table, dict):
         raise ConfigError(f"[tool.graphmend] in {path} must be a table")
-    return parse_settings(table, str(path), root=path.parent)
+    return config_from_table(table, str(path), root=path.parent)
 
 
-def config_for(start: Path) -> Config:
+def nearest_config(start: Path) -> Config:
     """The configuration that applies to a file or directory: the nearest [tool.graphmend], else defaults."""
     found = find_pyproject(start)
     return load_config(found) if found else Config()

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 from ..config import Config
 from ..findings import Finding, Severity
+from .amplifiers import Amplifier
 from .kinds import Kind, join
 from .regions import find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
-from .walker import Amplifier, FunctionWalker
+from .walker import FunctionWalker
 
 
 @dataclass

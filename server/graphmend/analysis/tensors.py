@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from . import torch_api
 from .guards import static_truth
@@ -164,6 +164,51 @@ def _dtype_keyword(call: ast.Call, qualname: Callable[[ast.AST], str | None]) ->
     return None
 
 
+class EvaluationObserver(Protocol):
+    """What the walker hears while the evaluator computes kinds: the evaluator only computes, the
+    observer decides what a kind means for the graph (rules, calls to follow, nested scopes)."""
+
+    def on_expr(self, node: ast.expr, kind: Kind) -> None:
+        """Every expression of a hooked type, after its kind is known (post-order)."""
+
+    def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:
+        """Every expression whose truth value Python asks for (`if`, `and`, `not`, ...)."""
+
+    def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        """Calls, after their arguments are evaluated (the walker follows calls into callees)."""
+
+    def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
+        """Lambdas (the walker analyses their bodies as part of the compiled code)."""
+
+    def enter_comprehension(self, node: ast.expr) -> None:
+        """Code after this point runs once per element."""
+
+    def exit_comprehension(self, node: ast.expr) -> None:
+        """Matches enter_comprehension."""
+
+
+class _Unobserved:
+    """The observer of an evaluation nobody listens to (module-level and `__init__` facts)."""
+
+    def on_expr(self, node: ast.expr, kind: Kind) -> None:
+        pass
+
+    def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:
+        pass
+
+    def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        pass
+
+    def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
+        pass
+
+    def enter_comprehension(self, node: ast.expr) -> None:
+        pass
+
+    def exit_comprehension(self, node: ast.expr) -> None:
+        pass
+
+
 class Evaluator:
     """Computes the Kind of expressions inside one function (or at module level)."""
 
@@ -173,6 +218,8 @@ class Evaluator:
         env: dict[str, Kind] | None = None,
         cls: ClassInfo | None = None,
         self_name: str | None = None,
+        observer: EvaluationObserver | None = None,
+        hooked_types: frozenset[type] = frozenset(),
     ) -> None:
         self.index = index
         self.env: dict[str, Kind] = env if env is not None else {}
@@ -183,22 +230,11 @@ class Evaluator:
         self.kinds: dict[int, Kind] = {}
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
+        self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
+        self._on_expr = self.observer.on_expr  # bound once: `visit` calls it for most nodes
         # Node types `on_expr` wants to see; calling a hook for every node would cost a third of
         # the walk on large files.
-        self.hooked_types: frozenset[type] = frozenset()
-
-    # -- hooks for the walker ------------------------------------------------------------------
-    def on_expr(self, node: ast.expr, kind: Kind) -> None:
-        """Called for every expression after its kind is known (post-order)."""
-
-    def on_truth(self, node: ast.expr, kind: Kind, construct: str) -> None:
-        """Called for every expression whose truth value Python asks for (`if`, `and`, `not`, ...)."""
-
-    def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
-        """Called for calls, after arguments are evaluated (the walker follows calls into callees)."""
-
-    def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
-        """Called for lambdas (the walker analyses their bodies as part of the compiled code)."""
+        self.hooked_types = hooked_types
 
     # -- name resolution -----------------------------------------------------------------------
     def qualname(self, node: ast.AST) -> str | None:
@@ -223,7 +259,7 @@ class Evaluator:
         kind = method(self, node) if method is not None else self._visit_children(node)
         self.kinds[id(node)] = kind
         if node_type in self.hooked_types and not self.dead:
-            self.on_expr(node, kind)
+            self._on_expr(node, kind)
         return kind
 
     def _visit_children(self, node: ast.AST) -> Kind:
@@ -240,11 +276,11 @@ class Evaluator:
             self.visit_truth(node.operand, "not" if construct == "boolop" else construct)
             self.kinds[id(node)] = Kind.PY
             if not self.dead and ast.UnaryOp in self.hooked_types:
-                self.on_expr(node, Kind.PY)
+                self._on_expr(node, Kind.PY)
             return Kind.PY
         kind = self.visit(node)
         if not self.dead:
-            self.on_truth(node, kind, construct)
+            self.observer.on_truth(node, kind, construct)
         return kind
 
     def _visit_boolop(self, node: ast.BoolOp, construct: str) -> Kind:
@@ -265,7 +301,7 @@ class Evaluator:
         final = result or Kind.UNKNOWN
         self.kinds[id(node)] = final
         if not self.dead and ast.BoolOp in self.hooked_types:
-            self.on_expr(node, final)
+            self._on_expr(node, final)
         return final
 
     # -- leaves --------------------------------------------------------------------------------
@@ -424,7 +460,7 @@ class Evaluator:
                 iter_kind = self.visit(generator.iter)
                 self.bind(generator.target, element_kind(iter_kind, generator.iter, self), None)
                 if not entered:
-                    self.enter_comprehension(node)
+                    self.observer.enter_comprehension(node)
                     entered = True
                 for condition in generator.ifs:
                     self.visit_truth(condition, "comprehension")
@@ -435,21 +471,15 @@ class Evaluator:
             element = self.visit(node.elt)
         finally:
             if entered:
-                self.exit_comprehension(node)
+                self.observer.exit_comprehension(node)
             self.env = saved
         if element in TENSOR_KINDS:
             return Kind.TENSORS
         return Kind.PY_SEQ if element is Kind.PY else Kind.UNKNOWN
 
-    def enter_comprehension(self, node: ast.expr) -> None:
-        """Hook: code after this point runs once per element."""
-
-    def exit_comprehension(self, node: ast.expr) -> None:
-        """Hook: matches enter_comprehension."""
-
     def _lambda(self, node: ast.Lambda) -> Kind:
         if not self.dead:
-            self.on_nested_scope(node)
+            self.observer.on_nested_scope(node)
         return Kind.UNKNOWN
 
     def _await(self, node: ast.AST) -> Kind:
@@ -479,7 +509,7 @@ class Evaluator:
         arg_kinds = [self.visit(a) for a in node.args]
         kw_kinds = {k.arg or "**": self.visit(k.value) for k in node.keywords}
         if not self.dead:
-            self.on_call_target(node, arg_kinds, kw_kinds)
+            self.observer.on_call_target(node, arg_kinds, kw_kinds)
         return self.call_result(node, func_kind, receiver, arg_kinds)
 
     def _attribute_of(self, func: ast.Attribute, receiver: Kind) -> Kind:

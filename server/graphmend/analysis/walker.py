@@ -1,76 +1,34 @@
 """Walks one compiled function, statement by statement, and runs the rules on it.
 
-The walker extends the evaluator (tensor inference) with what only statements know:
+The walker owns an evaluator (tensor inference, tensors.py) and hears from it as it computes
+kinds (EvaluationObserver); it adds what only statements know:
 - the flow of kinds through assignments, branches (joined) and loops (iterated to a fixpoint once);
 - code dynamo never traces: branches dead under `is_compiling()` guards, code after `return`;
-- amplifiers: a break inside a loop body, a `try` body or an `except` handler, or a `with` block
-  of a context manager dynamo cannot resume under makes dynamo skip the *whole function* (measured
-  on torch 2.13: tests/corpus/amplifiers_*.py). Safe managers: `torch.no_grad`, `autocast`, ...;
-- calls into other functions of the file, which the module analysis walks next, passing the
-  kinds of the arguments and the amplifier of the call site along.
+- amplifiers (amplifiers.py): a break inside a loop, `try`, `except` or an unsafe `with` makes
+  dynamo skip the *whole function*;
+- calls into other functions of the file (resolved by callees.py), which the module analysis walks
+  next, passing the kinds of the arguments and the amplifier of the call site along;
+- parameters used as tensors, from their names and the function's text (param_evidence.py).
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding, Related, Severity
-from . import torch_api
+from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
+from .callees import CalleeResolver
 from .kinds import TENSOR_KINDS, Kind, join
+from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
 from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, unpack_kind
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
-
-# Context managers a graph break may happen under without dynamo giving up on the function.
-SAFE_CONTEXT_MANAGERS = frozenset(
-    {
-        "torch.no_grad",
-        "torch.enable_grad",
-        "torch.inference_mode",
-        "torch.set_grad_enabled",
-        "torch.autograd.no_grad",
-        "torch.autograd.enable_grad",
-        "torch.autograd.set_grad_enabled",
-        "torch.autograd.grad_mode.no_grad",
-        "torch.autocast",
-        "torch.amp.autocast",
-        "torch.cpu.amp.autocast",
-        "torch.cuda.amp.autocast",
-        "torch.profiler.record_function",
-        "torch.autograd.profiler.record_function",
-        "torch.nn.attention.sdpa_kernel",
-        "contextlib.nullcontext",
-    }
-)
-# Parameter names that announce a Python flag, setting or size rather than a tensor.
-_NOT_A_TENSOR_NAME = re.compile(
-    r"^(is|use|has|do|output|return|enable|disable|apply|with|skip|need|should|allow|keep|train|inplace|num|n)(_|$)"
-    r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k)$"
-    r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
-)
-# Parameter names that announce a boolean mask; used only where a mask matters to dynamo (an index).
-_MASK_NAME = re.compile(r"^(mask|masks|.+_mask|.+_masks)$")
-_EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
-
-
-@dataclass(frozen=True)
-class Amplifier:
-    """Why a break makes dynamo run a whole function eagerly."""
-
-    kind: str  # "loop" | "try" | "except" | "with" | "comprehension" | "generator" | "caller"
-    node: ast.AST
-    label: str  # e.g. "`for` loop", "`with torch.device(...)` block"
-    function: str  # the function dynamo runs eagerly
-    callee: str = ""  # for "caller": the function whose break it is
-    certain: bool = True  # False for comprehensions (see Effect.MAY_SKIP)
-
+    from .symbols import ModuleIndex
 
 def merge_envs(a: dict[str, Kind], b: dict[str, Kind]) -> dict[str, Kind]:
     merged = dict(a)
@@ -79,7 +37,7 @@ def merge_envs(a: dict[str, Kind], b: dict[str, Kind]) -> dict[str, Kind]:
     return merged
 
 
-class FunctionWalker(Evaluator):
+class FunctionWalker:
     """Analyses one function of a compiled region and reports what breaks the graph."""
 
     def __init__(
@@ -96,7 +54,8 @@ class FunctionWalker(Evaluator):
         closure: dict[str, Kind] | None = None,
         self_name: str | None = None,
     ) -> None:
-        super().__init__(module.index, dict(closure or {}), cls, self_name)
+        # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
+        self.evaluator = Evaluator(module.index, dict(closure or {}), cls, self_name, observer=self, hooked_types=module.hooked_types)
         self.module = module
         self.function = function
         self.function_name = qualified_name
@@ -108,11 +67,10 @@ class FunctionWalker(Evaluator):
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
         self.rules = module.rules
-        self.hooked_types = module.hooked_types
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
-        self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
+        self.callees = CalleeResolver(self.evaluator)
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
     # -- entry point ---------------------------------------------------------------------------
@@ -121,24 +79,24 @@ class FunctionWalker(Evaluator):
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
         if self.module.keep_kinds:
-            self.module.kinds.update(self.kinds)
+            self.module.kinds.update(self.evaluator.kinds)
 
     def _module_constructor_breaks(self) -> None:
         """A module's `__init__` run from compiled code: once anything in it breaks, dynamo cannot
         resume in the half-built module and reports "Uninitialized nn.Module" at `super().__init__()`."""
         rule = self.rules.by_code.get("GM517")
-        if rule is None or self.function.name != "__init__" or self.cls is None or not self.cls.is_module:
+        if rule is None or self.function.name != "__init__" or self.evaluator.cls is None or not self.evaluator.cls.is_module:
             return
         if self.is_entry or not self._reported or self._super_init is None:
             return
-        self.report(rule, self._super_init, name=self.cls.name)
+        self.report(rule, self._super_init, name=self.evaluator.cls.name)
 
     def _bind_parameters(self) -> None:
         args = self.function.args
         positional = args.posonlyargs + args.args
-        if self.cls is not None and positional and not self._is_static():
-            if self.self_name is None:
-                self.self_name = positional[0].arg
+        if self.evaluator.cls is not None and positional and not self._is_static():
+            if self.evaluator.self_name is None:
+                self.evaluator.self_name = positional[0].arg
             positional = positional[1:]
         defaults: dict[str, ast.expr | None] = {}  # None: no default
         padded: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
@@ -158,43 +116,54 @@ class FunctionWalker(Evaluator):
                 kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
             if kind is Kind.UNKNOWN and isinstance(default, ast.Constant) and default.value is not None:
                 kind = Kind.PY
-            if arg.annotation is None and (default is None or (isinstance(default, ast.Constant) and default.value is None)) and _MASK_NAME.match(arg.arg):
+            if arg.annotation is None and (default is None or (isinstance(default, ast.Constant) and default.value is None)) and MASK_NAME.match(arg.arg):
                 self.mask_params.add(arg.arg)
             if kind is Kind.UNKNOWN and arg.annotation is None:
-                if self.explicitly_compiled and default is None and arg in positional and not _NOT_A_TENSOR_NAME.search(arg.arg):
+                if self.explicitly_compiled and default is None and arg in positional and not NOT_A_TENSOR_NAME.search(arg.arg):
                     # The inputs of a function passed to torch.compile are tensors unless they say
                     # otherwise (a default value, an annotation, or a name like `use_cache`).
                     kind = Kind.TENSOR
                 else:
                     needs_evidence.append(arg.arg)
-            self.env[arg.arg] = kind
+            self.evaluator.env[arg.arg] = kind
         for special in (args.vararg, args.kwarg):
             if special is not None:
-                self.env[special.arg] = Kind.UNKNOWN
+                self.evaluator.env[special.arg] = Kind.UNKNOWN
         if needs_evidence:
             text = self.module.source.text_of(self.function)
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
-                self.env[name] = Kind.TENSOR
+                self.evaluator.env[name] = Kind.TENSOR
 
     def _evidence_call(self, callee: str) -> bool:
         """Whether passing a value to `callee` (dotted source text) shows the value is a tensor:
         a submodule set up in __init__ (`self.proj`) or a torch function taking a tensor."""
         root, _, rest = callee.partition(".")
-        if root == self.self_name:
-            return self.cls is not None and "." not in rest and self.index.attr_kind(self.cls, rest) in (Kind.MODULE, Kind.JIT)
-        target = self.local_imports.get(root) or self.index.imports.get(root)
+        if root == self.evaluator.self_name:
+            return self.evaluator.cls is not None and "." not in rest and self.index.attr_kind(self.evaluator.cls, rest) in (Kind.MODULE, Kind.JIT)
+        target = self.evaluator.local_imports.get(root) or self.index.imports.get(root)
         if target is None:
             return False
         name = f"{target}.{rest}" if rest else target
         if not name.startswith("torch."):
             return False
         leaf = name.rsplit(".", 1)[1]
-        return leaf not in TORCH_PY_FUNCTIONS and leaf not in _NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
+        return leaf not in TORCH_PY_FUNCTIONS and leaf not in NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
 
     def _is_static(self) -> bool:
         return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.function.decorator_list)
 
     # -- what rules may ask ----------------------------------------------------------------------
+    # -- what rules ask of the walker (RuleContext) -------------------------------------------
+    @property
+    def index(self) -> ModuleIndex:
+        return self.evaluator.index
+
+    def kind(self, node: ast.AST) -> Kind:
+        return self.evaluator.kind(node)
+
+    def qualname(self, node: ast.AST) -> str | None:
+        return self.evaluator.qualname(node)
+
     def snippet(self, node: ast.AST) -> str:
         return self.module.source.snippet(node)
 
@@ -208,14 +177,14 @@ class FunctionWalker(Evaluator):
         return node.id not in self._rebound_mask_params
 
     def torch_module_class(self, node: ast.AST) -> str | None:
-        if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):
+        if self.evaluator.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.evaluator.self_name):
             return None
-        return self.index.attr_torch_class(self.cls, node.attr)
+        return self.index.attr_torch_class(self.evaluator.cls, node.attr)
 
     def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
-        if self.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.self_name):
+        if self.evaluator.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.evaluator.self_name):
             return []
-        return self.index.subclass_torch_classes(self.cls, node.attr)
+        return self.index.subclass_torch_classes(self.evaluator.cls, node.attr)
 
     def once(self, key: str) -> bool:
         if key in self._once:
@@ -225,15 +194,15 @@ class FunctionWalker(Evaluator):
 
     def lambda_result(self, node: ast.Lambda, items: Kind) -> Kind:
         """The kind a key function returns for elements of `items` (evaluated silently)."""
-        saved_env, was_dead = dict(self.env), self.dead
-        self.dead = True
+        saved_env, was_dead = dict(self.evaluator.env), self.evaluator.dead
+        self.evaluator.dead = True
         try:
             params = node.args.posonlyargs + node.args.args
             for position, param in enumerate(params):
-                self.env[param.arg] = unpack_kind(items) if position == 0 else Kind.UNKNOWN
-            return self.visit(node.body)
+                self.evaluator.env[param.arg] = unpack_kind(items) if position == 0 else Kind.UNKNOWN
+            return self.evaluator.visit(node.body)
         finally:
-            self.env, self.dead = saved_env, was_dead
+            self.evaluator.env, self.evaluator.dead = saved_env, was_dead
 
     def current_amplifier(self) -> Amplifier | None:
         """The innermost reason dynamo would run a whole function eagerly; a certain reason (a loop,
@@ -246,7 +215,7 @@ class FunctionWalker(Evaluator):
         return self.amplifiers[-1] if self.amplifiers else self.caller_amplifier
 
     def report(self, rule: Rule, node: ast.AST, *, effect: Effect | None = None, related: tuple[Related, ...] = (), **details: str) -> None:
-        if self.dead or (rule.removed_by_flag is not None and rule.removed_by_flag in self.index.dynamo_flags):
+        if self.evaluator.dead or (rule.removed_by_flag is not None and rule.removed_by_flag in self.index.dynamo_flags):
             return
         effect = effect or rule.effect
         amplifier = self.current_amplifier()
@@ -260,8 +229,8 @@ class FunctionWalker(Evaluator):
         headline = rule.message.format(**values)
         sentences = [f"{headline}: {rule.why}."]
         if amplifier is not None:
-            sentences.append(self._amplifier_sentence(amplifier))
-            related = related + (Related(source.header_span(amplifier.node), self._related_text(amplifier)),)
+            sentences.append(amplifier_sentence(amplifier))
+            related = related + (Related(source.header_span(amplifier.node), related_text(amplifier)),)
         elif effect is Effect.FRAME_SKIP:
             sentences.append(f"Dynamo cannot resume after it, so it runs the whole function `{self.function_name}` eagerly.")
         elif effect is Effect.RESUME_FAILS:
@@ -285,41 +254,6 @@ class FunctionWalker(Evaluator):
             )
         )
 
-    def _amplifier_sentence(self, amplifier: Amplifier) -> str:
-        line = getattr(amplifier.node, "lineno", "?")
-        if not amplifier.certain:
-            where = (
-                f"`{amplifier.callee}` is called inside the comprehension on line {line} of `{amplifier.function}`"
-                if amplifier.kind == "caller"
-                else f"It is inside the comprehension on line {line}"
-            )
-            return (
-                f"{where}, a loop dynamo cannot resume in: on Python 3.11 it may run the comprehension eagerly "
-                f"(depending on what it iterates over), and from Python 3.12, which inlines comprehensions, it runs "
-                f"all of `{amplifier.function}` eagerly."
-            )
-        if amplifier.kind == "caller":
-            return (
-                f"`{amplifier.callee}` is called inside the {amplifier.label} on line {line} of `{amplifier.function}`, "
-                f"so dynamo runs `{amplifier.function}` eagerly."
-            )
-        reason = {
-            "loop": "dynamo cannot resume inside a loop",
-            "generator": "dynamo cannot resume inside a generator expression",
-            "try": "dynamo cannot resume inside exception handling",
-            "except": "dynamo cannot resume inside exception handling",
-            "with": "dynamo cannot resume under that context manager",
-        }[amplifier.kind]
-        return (
-            f"It is inside the {amplifier.label} on line {line} and {reason}, so it runs the whole function "
-            f"`{amplifier.function}` eagerly."
-        )
-
-    def _related_text(self, amplifier: Amplifier) -> str:
-        if amplifier.kind == "caller":
-            return f"the call inside the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
-        return f"the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
-
     # -- hooks from the evaluator ------------------------------------------------------------------
     def on_expr(self, node: ast.expr, kind: Kind) -> None:
         rules = self.rules
@@ -338,7 +272,7 @@ class FunctionWalker(Evaluator):
             if type(func) is ast.Attribute:
                 for rule in rules.by_method.get(func.attr, ()):
                     rule.check(node, self)
-            callee_kind = self.kinds.get(id(func))
+            callee_kind = self.evaluator.kinds.get(id(func))
             if callee_kind is not None:
                 for rule in rules.by_callee_kind.get(callee_kind, ()):
                     rule.check(node, self)
@@ -362,7 +296,7 @@ class FunctionWalker(Evaluator):
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
                     self._walk_nested(used.id)
-        for function, cls, bound in self._resolve_callees(call):
+        for function, cls, bound in self.callees.callees(call):
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
 
     def _enqueue_callee(
@@ -394,146 +328,13 @@ class FunctionWalker(Evaluator):
             amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain)
         self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
 
-    def _resolve_callees(self, call: ast.Call) -> list[tuple[ast.FunctionDef, ClassInfo | None, bool]]:
-        """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
-        func = call.func
-        index = self.index
-        if isinstance(func, ast.Name) and func.id in self.instance_classes:
-            return self._forwards_of(self.instance_classes[func.id])  # layer(x)
-        if (
-            isinstance(func, ast.Subscript)
-            and isinstance(func.value, ast.Attribute)
-            and isinstance(func.value.value, ast.Name)
-            and func.value.value.id == self.self_name
-            and self.cls is not None
-        ):
-            held = index.attr_classes_of(self.cls, func.value.attr, element=True)
-            return self._forwards_of(tuple(info.name for info in held))  # self.layers[i](x)
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == self.self_name
-            and self.cls is not None
-            and index.method(self.cls, func.attr) is None
-        ):
-            held = index.attr_classes_of(self.cls, func.attr)
-            if held:
-                return self._forwards_of(tuple(info.name for info in held))  # self.mlp(x)
-        if isinstance(func, ast.Attribute):
-            owners = self._instance_classes(func.value)
-            if owners:
-                found = []
-                for owner in owners:
-                    method = index.method(owner, func.attr)
-                    if method is not None:
-                        found.append((method, index.owner.get(id(method)), not _is_staticmethod(method)))
-                return found
-        single = self._resolve_callee(call)
-        return [single] if single is not None else []
-
-    def _resolve_callee(self, call: ast.Call) -> tuple[ast.FunctionDef, ClassInfo | None, bool] | None:
-        func = call.func
-        index = self.index
-        if isinstance(func, ast.Name):
-            if func.id in self.env or func.id in self.local_imports:
-                return None
-            function = index.functions.get(func.id)
-            if function is not None:
-                return function, None, False
-            info = index.classes.get(func.id)
-            if info is not None:  # constructing it runs __init__ (for modules: see GM517)
-                init = index.method(info, "__init__")
-                if init is not None:
-                    return init, index.owner.get(id(init)), True
-            return None
-        if not isinstance(func, ast.Attribute):
-            return None
-        value = func.value
-        if isinstance(value, ast.Name) and value.id == self.self_name and self.cls is not None:
-            method = index.method(self.cls, func.attr)
-            if method is not None:
-                return method, index.owner.get(id(method)), not _is_staticmethod(method)
-            return None  # submodule calls (possibly several classes) are handled by _resolve_callees
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "super"
-            and self.cls is not None
-        ):
-            for base in self.cls.local_bases:
-                info = index.classes.get(base)
-                method = index.method(info, func.attr) if info is not None else None
-                if method is not None:
-                    return method, index.owner.get(id(method)), True
-            return None
-        if isinstance(value, ast.Name) and value.id in index.classes and value.id not in self.env:
-            method = index.method(index.classes[value.id], func.attr)
-            if method is not None:
-                bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
-                return method, index.owner.get(id(method)), bound
-        return None
-
-    def _forwards_of(self, names: tuple[str, ...]) -> list[tuple[ast.FunctionDef, ClassInfo | None, bool]]:
-        """Calling a module instance runs its forward (with the caller's argument kinds)."""
-        found = []
-        for name in names:
-            info = self.index.classes.get(name)
-            if info is None or not info.is_module:
-                continue
-            forward = self.index.method(info, "forward")
-            if forward is not None:
-                found.append((forward, self.index.owner.get(id(forward)), True))
-        return found
-
-    def _instance_classes(self, value: ast.expr) -> list[ClassInfo]:
-        """The in-file classes of `self.encoder`, or of a local bound to one (`layer` in a loop)."""
-        if isinstance(value, ast.Name):
-            return [self.index.classes[n] for n in self.instance_classes.get(value.id, ()) if n in self.index.classes]
-        if (
-            isinstance(value, ast.Attribute)
-            and isinstance(value.value, ast.Name)
-            and value.value.id == self.self_name
-            and self.cls is not None
-        ):
-            return self.index.attr_classes_of(self.cls, value.attr)
-        return []
-
-    def _bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
-        """Remember which locals hold instances of in-file classes (for method calls on them)."""
-        if isinstance(target, (ast.Tuple, ast.List)) and iterating and isinstance(value, ast.Call):
-            name = self.qualname(value.func)
-            if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
-                self._bind_instances(target.elts[1], value.args[0], True)
-            return
-        if not isinstance(target, ast.Name):
-            return
-        found: list[ClassInfo] = []
-        if iterating:
-            container = value.value if isinstance(value, ast.Subscript) else value  # self.layers[:n]
-            if (
-                isinstance(container, ast.Attribute)
-                and isinstance(container.value, ast.Name)
-                and container.value.id == self.self_name
-                and self.cls is not None
-            ):
-                found = self.index.attr_classes_of(self.cls, container.attr, element=True)
-        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.env:
-            info = self.index.classes.get(value.func.id)
-            found = [info] if info is not None else []
-        else:
-            found = self._instance_classes(value)
-        if found:
-            self.instance_classes[target.id] = tuple(info.name for info in found)
-        else:
-            self.instance_classes.pop(target.id, None)
-
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
         if isinstance(node, ast.Lambda):
-            saved = dict(self.env)
+            saved = dict(self.evaluator.env)
             for param in node.args.posonlyargs + node.args.args + node.args.kwonlyargs:
-                self.env[param.arg] = Kind.UNKNOWN
-            self.visit(node.body)
-            self.env = saved
+                self.evaluator.env[param.arg] = Kind.UNKNOWN
+            self.evaluator.visit(node.body)
+            self.evaluator.env = saved
 
     def enter_comprehension(self, node: ast.expr) -> None:
         if isinstance(node, ast.GeneratorExp):
@@ -549,7 +350,7 @@ class FunctionWalker(Evaluator):
         """Walk a block; True when it always ends in return/raise/break/continue."""
         for stmt in body:
             handler = _STATEMENTS.get(type(stmt))
-            dead, amplifiers = self.dead, len(self.amplifiers)
+            dead, amplifiers = self.evaluator.dead, len(self.amplifiers)
             try:
                 if handler is None:
                     self._generic_statement(stmt)
@@ -559,7 +360,7 @@ class FunctionWalker(Evaluator):
             except RecursionError:
                 # One statement nested past the interpreter's recursion limit (a sum of 600 terms, a
                 # chain of 900 calls) costs only itself: the function's other findings stand.
-                self.dead = dead
+                self.evaluator.dead = dead
                 del self.amplifiers[amplifiers:]
                 self._too_deep(stmt)
         return False
@@ -579,60 +380,60 @@ class FunctionWalker(Evaluator):
         )
 
     def _statement_rules(self, stmt: ast.stmt) -> None:
-        if not self.dead:
+        if not self.evaluator.dead:
             for rule in self.rules.by_statement.get(type(stmt), ()):
                 rule.check_statement(stmt, self)
 
     def _generic_statement(self, stmt: ast.stmt) -> bool:
         for child in ast.iter_child_nodes(stmt):
             if isinstance(child, ast.expr):
-                self.visit(child)
+                self.evaluator.visit(child)
         return False
 
     def _expr_stmt(self, stmt: ast.Expr) -> bool:
-        self.visit(stmt.value)
+        self.evaluator.visit(stmt.value)
         return False
 
     def _assign(self, stmt: ast.Assign) -> bool:
-        kind = self.visit(stmt.value)
+        kind = self.evaluator.visit(stmt.value)
         for target in stmt.targets:
             self._visit_target(target)
-            self.bind(target, kind, stmt.value)
-            self._bind_instances(target, stmt.value, iterating=False)
+            self.evaluator.bind(target, kind, stmt.value)
+            self.callees.bind_instances(target, stmt.value, iterating=False)
         return False
 
     def _ann_assign(self, stmt: ast.AnnAssign) -> bool:
         kind = annotation_kind(stmt.annotation, self.index)
         if stmt.value is not None:
-            value_kind = self.visit(stmt.value)
+            value_kind = self.evaluator.visit(stmt.value)
             if kind is Kind.UNKNOWN:
                 kind = value_kind
         self._visit_target(stmt.target)
         if stmt.value is not None or kind is not Kind.UNKNOWN:
-            self.bind(stmt.target, kind, stmt.value)
+            self.evaluator.bind(stmt.target, kind, stmt.value)
         return False
 
     def _aug_assign(self, stmt: ast.AugAssign) -> bool:
         target = stmt.target
         if isinstance(target, ast.Name):
-            left = self.env.get(target.id, Kind.UNKNOWN)
+            left = self.evaluator.env.get(target.id, Kind.UNKNOWN)
         else:
-            left = self.visit(target)  # x[mask] += 1 reads x[mask] first
-        right = self.visit(stmt.value)
+            left = self.evaluator.visit(target)  # x[mask] += 1 reads x[mask] first
+        right = self.evaluator.visit(stmt.value)
         result = binop_kind(left, right, stmt.op)
         if isinstance(target, ast.Name):
-            self.env[target.id] = result
+            self.evaluator.env[target.id] = result
         elif isinstance(target, ast.Attribute):
-            self.bind(target, result, None)
+            self.evaluator.bind(target, result, None)
         return False
 
     def _visit_target(self, target: ast.expr) -> None:
         """Evaluate the parts of an assignment target that are read (`x[i.item()] = v` reads `i`)."""
         if isinstance(target, ast.Subscript):
-            self.visit(target.value)
-            self.visit(target.slice)
+            self.evaluator.visit(target.value)
+            self.evaluator.visit(target.slice)
         elif isinstance(target, ast.Attribute):
-            self.visit(target.value)
+            self.evaluator.visit(target.value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._visit_target(element)
@@ -641,12 +442,12 @@ class FunctionWalker(Evaluator):
 
     def _return(self, stmt: ast.Return) -> bool:
         if stmt.value is not None:
-            self.visit(stmt.value)
+            self.evaluator.visit(stmt.value)
         return True
 
     def _raise(self, stmt: ast.Raise) -> bool:
         if stmt.exc is not None:
-            self.visit(stmt.exc)
+            self.evaluator.visit(stmt.exc)
         return True
 
     def _jump(self, stmt: ast.stmt) -> bool:
@@ -658,71 +459,71 @@ class FunctionWalker(Evaluator):
     def _assert(self, stmt: ast.Assert) -> bool:
         # A data-dependent assert does not break (dynamo emits a runtime check), so the test is
         # evaluated for what it contains, not for its truth value.
-        self.visit(stmt.test)
+        self.evaluator.visit(stmt.test)
         if stmt.msg is not None:
-            self.visit(stmt.msg)
+            self.evaluator.visit(stmt.msg)
         return False
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> bool:
-        self.add_import(stmt)
+        self.evaluator.add_import(stmt)
         return False
 
     def _global(self, stmt: ast.Global | ast.Nonlocal) -> bool:
         for name in stmt.names:
-            self.env.pop(name, None)
+            self.evaluator.env.pop(name, None)
         return False
 
     def _if(self, stmt: ast.If) -> bool:
-        truth = self.static_truth(stmt.test)
-        self.visit_truth(stmt.test, "if")
+        truth = self.evaluator.static_truth(stmt.test)
+        self.evaluator.visit_truth(stmt.test, "if")
         if truth is True:
             return self.walk_body(stmt.body)
         if truth is False:
             return self.walk_body(stmt.orelse)
-        before = dict(self.env)
+        before = dict(self.evaluator.env)
         body_ends = self.walk_body(stmt.body)
-        after_body = self.env
-        self.env = dict(before)
+        after_body = self.evaluator.env
+        self.evaluator.env = dict(before)
         else_ends = self.walk_body(stmt.orelse)
         if body_ends and not else_ends:
             pass  # only the else path continues: keep its environment
         elif else_ends and not body_ends:
-            self.env = after_body
+            self.evaluator.env = after_body
         else:
-            self.env = merge_envs(after_body, self.env)
+            self.evaluator.env = merge_envs(after_body, self.evaluator.env)
         return body_ends and else_ends
 
     def _loop_body(self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str) -> None:
         """Walk a loop body as the first iteration sees it, and once more only if the body changes
         the kind of a variable (what later iterations see); findings of both passes are real."""
-        before = dict(self.env)
+        before = dict(self.evaluator.env)
         self.amplifiers.append(Amplifier("loop", stmt, label, self.function_name))
         try:
             bind()
             self.walk_body(stmt.body)
-            merged = merge_envs(before, self.env)
+            merged = merge_envs(before, self.evaluator.env)
             if merged != before:
-                self.env = merged
+                self.evaluator.env = merged
                 bind()
                 self.walk_body(stmt.body)
         finally:
             self.amplifiers.pop()
-        self.env = merge_envs(before, self.env)
+        self.evaluator.env = merge_envs(before, self.evaluator.env)
 
     def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
-        iter_kind = self.visit(stmt.iter)
-        element = element_kind(iter_kind, stmt.iter, self)
-        self._bind_instances(stmt.target, stmt.iter, iterating=True)
-        self._loop_body(stmt, lambda: self.bind(stmt.target, element, None), "`for` loop")
+        iter_kind = self.evaluator.visit(stmt.iter)
+        element = element_kind(iter_kind, stmt.iter, self.evaluator)
+        self.callees.bind_instances(stmt.target, stmt.iter, iterating=True)
+        self._loop_body(stmt, lambda: self.evaluator.bind(stmt.target, element, None), "`for` loop")
         self.walk_body(stmt.orelse)
         return False
 
     def _while(self, stmt: ast.While) -> bool:
-        truth = self.static_truth(stmt.test)
+        truth = self.evaluator.static_truth(stmt.test)
         if truth is False:
             self.walk_body(stmt.orelse)
             return False
-        self.visit_truth(stmt.test, "while")
+        self.evaluator.visit_truth(stmt.test, "while")
         self._loop_body(stmt, lambda: None, "`while` loop")
         self.walk_body(stmt.orelse)
         return False
@@ -736,11 +537,11 @@ class FunctionWalker(Evaluator):
                     label = f"`with {self.snippet(expr)}` block"
                     self.amplifiers.append(Amplifier("with", stmt, label, self.function_name))
                     pushed += 1
-                self.visit(expr)
+                self.evaluator.visit(expr)
                 self._follow_context_manager(expr)
                 if item.optional_vars is not None:
                     self._visit_target(item.optional_vars)
-                    self.bind(item.optional_vars, Kind.UNKNOWN, None)
+                    self.evaluator.bind(item.optional_vars, Kind.UNKNOWN, None)
             self._statement_rules(stmt)
             return self.walk_body(stmt.body)
         finally:
@@ -749,10 +550,10 @@ class FunctionWalker(Evaluator):
 
     def _follow_context_manager(self, expr: ast.expr) -> None:
         """`with Timer():` runs `Timer.__enter__`/`__exit__`: analyse them as called from here."""
-        if self.dead or not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
+        if self.evaluator.dead or not (isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name)):
             return
         info = self.index.classes.get(expr.func.id)
-        if info is None or expr.func.id in self.env:
+        if info is None or expr.func.id in self.evaluator.env:
             return
         amplifier = self.current_amplifier()
         for name in ("__enter__", "__exit__"):
@@ -782,9 +583,9 @@ class FunctionWalker(Evaluator):
             self.amplifiers.append(Amplifier("except", handler, "`except` handler", self.function_name))
             try:
                 if handler.type is not None:
-                    self.visit(handler.type)
+                    self.evaluator.visit(handler.type)
                 if handler.name:
-                    self.env[handler.name] = Kind.UNKNOWN
+                    self.evaluator.env[handler.name] = Kind.UNKNOWN
                 self.walk_body(handler.body)
             finally:
                 self.amplifiers.pop()
@@ -793,16 +594,16 @@ class FunctionWalker(Evaluator):
 
     def _function_def(self, stmt: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         for decorator in stmt.decorator_list:
-            self.visit(decorator)
+            self.evaluator.visit(decorator)
         disabled = any(
             self.qualname(d.func if isinstance(d, ast.Call) else d) in DISABLE_FUNCTIONS for d in stmt.decorator_list
         )
-        self.env[stmt.name] = Kind.DISABLED if disabled else Kind.UNKNOWN
-        if disabled or self.dead or isinstance(stmt, ast.AsyncFunctionDef):
+        self.evaluator.env[stmt.name] = Kind.DISABLED if disabled else Kind.UNKNOWN
+        if disabled or self.evaluator.dead or isinstance(stmt, ast.AsyncFunctionDef):
             return False
         # Analysed when the enclosing code calls it or passes it to a call (checkpoint, cond, map);
         # a function that is only returned or stored runs wherever its caller runs it.
-        self._nested[stmt.name] = (stmt, dict(self.env))
+        self._nested[stmt.name] = (stmt, dict(self.evaluator.env))
         return False
 
     def _walk_nested(self, name: str) -> None:
@@ -811,35 +612,31 @@ class FunctionWalker(Evaluator):
             self.module,
             stmt,
             f"{self.function_name}.<locals>.{stmt.name}",
-            self.cls,
+            self.evaluator.cls,
             is_entry=False,
             closure=closure,
-            self_name=self.self_name,
+            self_name=self.evaluator.self_name,
         )
-        nested.local_imports = dict(self.local_imports)
+        nested.evaluator.local_imports = dict(self.evaluator.local_imports)
         nested.run()
 
     def _class_def(self, stmt: ast.ClassDef) -> bool:
         self._statement_rules(stmt)
-        self.env[stmt.name] = Kind.UNKNOWN
+        self.evaluator.env[stmt.name] = Kind.UNKNOWN
         return False
 
     def _match(self, stmt: ast.Match) -> bool:
-        self.visit(stmt.subject)
-        before = dict(self.env)
+        self.evaluator.visit(stmt.subject)
+        before = dict(self.evaluator.env)
         merged: dict[str, Kind] | None = None
         for case in stmt.cases:
-            self.env = dict(before)
+            self.evaluator.env = dict(before)
             if case.guard is not None:
-                self.visit_truth(case.guard, "if")
+                self.evaluator.visit_truth(case.guard, "if")
             self.walk_body(case.body)
-            merged = self.env if merged is None else merge_envs(merged, self.env)
-        self.env = merged if merged is not None else before
+            merged = self.evaluator.env if merged is None else merge_envs(merged, self.evaluator.env)
+        self.evaluator.env = merged if merged is not None else before
         return False
-
-
-def _is_staticmethod(function: ast.FunctionDef) -> bool:
-    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type
@@ -872,72 +669,3 @@ _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handl
 }
 if hasattr(ast, "TryStar"):
     _STATEMENTS[ast.TryStar] = FunctionWalker._try  # type: ignore[attr-defined]
-
-
-# torch functions whose first argument is a number or a size, not a tensor.
-_NUMBER_ARGUMENT_FUNCTIONS = frozenset(
-    {
-        "zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint", "randperm", "eye", "linspace",
-        "logspace", "tensor", "as_tensor", "scalar_tensor", "manual_seed", "finfo", "iinfo", "device", "Size",
-    }
-)
-
-
-def tensor_evidence(text: str, candidates: list[str], evidence_call: Callable[[str], bool]) -> set[str]:
-    """Parameters the function body uses as tensors, wherever the use is.
-
-    Unannotated parameters are UNKNOWN by default (`training`, `use_cache`, `patch_height` are
-    Python values); evidence promotes one to TENSOR for the whole function: a tensor-only method or
-    attribute (`x.view(...)`, `x.shape`), an operand of `@`, or the first argument of a torch
-    function (`torch.cat`, `F.softmax`, not `torch.zeros(n)`) or of a submodule (`self.proj(x)`).
-    Read from the function's text with `str.find`: C-speed, instead of a Python walk over every
-    node, because this runs for most functions on every keystroke.
-    """
-    return {name for name in candidates if name in text and _used_as_tensor(text, name, evidence_call)}
-
-
-def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) -> bool:
-    length, size = len(name), len(text)
-    start = 0
-    while True:
-        index = text.find(name, start)
-        if index < 0:
-            return False
-        start = index + length
-        before = text[index - 1] if index else " "
-        after = text[start] if start < size else " "
-        if before.isalnum() or before in "_." or after.isalnum() or after == "_":
-            continue  # part of a longer name or an attribute of something else
-        following = _skip_spaces(text, start)
-        next_char = text[following] if following < size else ""
-        if next_char == ".":
-            attr_start = _skip_spaces(text, following + 1)
-            attr_end = attr_start
-            while attr_end < size and (text[attr_end].isalnum() or text[attr_end] == "_"):
-                attr_end += 1
-            attr = text[attr_start:attr_end]
-            if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
-                return True
-            continue
-        if next_char == "@" and text[following + 1 : following + 2] != "=":
-            return True
-        preceding = index - 1
-        while preceding >= 0 and text[preceding] in " \t":
-            preceding -= 1
-        previous = text[preceding] if preceding >= 0 else ""
-        if previous == "@" and preceding > 0 and text[preceding - 1] not in "\n":
-            return True
-        if previous == "(" and next_char in (",", ")", "\n"):
-            callee_end = preceding
-            callee_start = callee_end
-            while callee_start > 0 and (text[callee_start - 1].isalnum() or text[callee_start - 1] in "_."):
-                callee_start -= 1
-            callee = text[callee_start:callee_end]
-            if callee and not callee[0].isdigit() and evidence_call(callee):
-                return True
-
-
-def _skip_spaces(text: str, position: int) -> int:
-    while position < len(text) and text[position] in " \t":
-        position += 1
-    return position

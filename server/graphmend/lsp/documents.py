@@ -85,7 +85,7 @@ class ConfigCache:
         self._parsed: dict[Path, tuple[int, Config | None, str | None]] = {}  # path -> (mtime, config, error)
         self._lock = threading.Lock()
 
-    def config_for(self, file: Path | None) -> tuple[Config, str | None]:
+    def lookup(self, file: Path | None) -> tuple[Config, str | None]:
         """The configuration for `file` and the error that made it fall back to defaults, if any."""
         if file is None:
             return Config(), None

@@ -25,7 +25,7 @@ from .documents import (
 )
 from .hover import hover as hover_at
 from .session import GraphMendServer
-from .settings import parse_settings
+from .settings import parse_editor_settings
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ server = GraphMendServer()
 # -- lifecycle ----------------------------------------------------------------------------------
 @server.feature(types.INITIALIZE)
 def initialize(ls: GraphMendServer, params: types.InitializeParams) -> None:
-    parsed = parse_settings(params.initialization_options)
+    parsed = parse_editor_settings(params.initialization_options)
     ls.settings = parsed.settings
     ls._pending_problems = parsed.problems
     client_pulls = params.capabilities.text_document is not None and params.capabilities.text_document.diagnostic is not None

@@ -36,7 +36,7 @@ from .documents import (
 )
 from .notebook_cells import CellAnalysis, joined_cells, notebook_of
 from .protocol import GraphMendProtocol
-from .settings import Settings, parse_settings
+from .settings import Settings, parse_editor_settings
 
 logger = logging.getLogger(__name__)
 
@@ -128,7 +128,7 @@ class GraphMendServer(LanguageServer):
 
     # -- configuration --------------------------------------------------------------------------
     def config_for(self, path: Path | None) -> Config:
-        config, error = self.configs.config_for(path)
+        config, error = self.configs.lookup(path)
         if error is not None:
             self.show_once(f"config:{error}", f"GraphMend: {error}; using the default configuration", types.MessageType.Error)
         config = editor_config(config, self.settings)
@@ -137,7 +137,7 @@ class GraphMendServer(LanguageServer):
         return config
 
     def apply_settings(self, raw: Any) -> None:
-        parsed = parse_settings(raw, self.settings)
+        parsed = parse_editor_settings(raw, self.settings)
         for problem in parsed.problems:
             self.show(problem)
         if parsed.settings != self.settings:

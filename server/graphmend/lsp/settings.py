@@ -146,7 +146,7 @@ class ParsedSettings:
     problems: list[str] = field(default_factory=list)  # one sentence per rejected key or value
 
 
-def parse_settings(raw: Any, base: Settings | None = None) -> ParsedSettings:
+def parse_editor_settings(raw: Any, base: Settings | None = None) -> ParsedSettings:
     """Settings from a client's JSON object. `{"graphmend": {...}}` and the flat form both work;
     keys missing from `raw` keep their value in `base` (or the default)."""
     base = base or Settings()

@@ -1,0 +1,162 @@
+"""Which same-file functions a call in compiled code runs, so the analysis can walk them next.
+
+A call runs a function of the file (`helper(x)`), a method (`self.norm(x)`, `super().forward(x)`,
+`Cls.make(x)`), or a module instance's `forward` (`self.mlp(x)`, `layer(x)` for a local bound to a
+layer, `self.layers[i](x)`): the walker follows each with the caller's argument kinds. Locals bound
+to instances of in-file classes are remembered as the function is walked (`bind_instances`).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .symbols import ClassInfo
+from .tensors import Evaluator
+
+# A function a call may run, the class it is defined in, and whether it is bound (`self` is passed).
+Callee = tuple[ast.FunctionDef, ClassInfo | None, bool]
+
+
+class CalleeResolver:
+    """Resolves calls for one walked function; owned by its walker, reading its evaluator."""
+
+    def __init__(self, evaluator: Evaluator) -> None:
+        self.evaluator = evaluator
+        self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
+
+    def callees(self, call: ast.Call) -> list[Callee]:
+        """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
+        func = call.func
+        index = self.evaluator.index
+        if isinstance(func, ast.Name) and func.id in self.instance_classes:
+            return self._forwards_of(self.instance_classes[func.id])  # layer(x)
+        if (
+            isinstance(func, ast.Subscript)
+            and isinstance(func.value, ast.Attribute)
+            and isinstance(func.value.value, ast.Name)
+            and func.value.value.id == self.evaluator.self_name
+            and self.evaluator.cls is not None
+        ):
+            held = index.attr_classes_of(self.evaluator.cls, func.value.attr, element=True)
+            return self._forwards_of(tuple(info.name for info in held))  # self.layers[i](x)
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == self.evaluator.self_name
+            and self.evaluator.cls is not None
+            and index.method(self.evaluator.cls, func.attr) is None
+        ):
+            held = index.attr_classes_of(self.evaluator.cls, func.attr)
+            if held:
+                return self._forwards_of(tuple(info.name for info in held))  # self.mlp(x)
+        if isinstance(func, ast.Attribute):
+            owners = self._instance_classes(func.value)
+            if owners:
+                found = []
+                for owner in owners:
+                    method = index.method(owner, func.attr)
+                    if method is not None:
+                        found.append((method, index.owner.get(id(method)), not _is_staticmethod(method)))
+                return found
+        single = self._callee(call)
+        return [single] if single is not None else []
+
+    def _callee(self, call: ast.Call) -> Callee | None:
+        func = call.func
+        index = self.evaluator.index
+        if isinstance(func, ast.Name):
+            if func.id in self.evaluator.env or func.id in self.evaluator.local_imports:
+                return None
+            function = index.functions.get(func.id)
+            if function is not None:
+                return function, None, False
+            info = index.classes.get(func.id)
+            if info is not None:  # constructing it runs __init__ (for modules: see GM517)
+                init = index.method(info, "__init__")
+                if init is not None:
+                    return init, index.owner.get(id(init)), True
+            return None
+        if not isinstance(func, ast.Attribute):
+            return None
+        value = func.value
+        if isinstance(value, ast.Name) and value.id == self.evaluator.self_name and self.evaluator.cls is not None:
+            method = index.method(self.evaluator.cls, func.attr)
+            if method is not None:
+                return method, index.owner.get(id(method)), not _is_staticmethod(method)
+            return None  # submodule calls (possibly several classes) are handled by callees()
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "super"
+            and self.evaluator.cls is not None
+        ):
+            for base in self.evaluator.cls.local_bases:
+                info = index.classes.get(base)
+                method = index.method(info, func.attr) if info is not None else None
+                if method is not None:
+                    return method, index.owner.get(id(method)), True
+            return None
+        if isinstance(value, ast.Name) and value.id in index.classes and value.id not in self.evaluator.env:
+            method = index.method(index.classes[value.id], func.attr)
+            if method is not None:
+                bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
+                return method, index.owner.get(id(method)), bound
+        return None
+
+    def _forwards_of(self, names: tuple[str, ...]) -> list[Callee]:
+        """Calling a module instance runs its forward (with the caller's argument kinds)."""
+        found = []
+        for name in names:
+            info = self.evaluator.index.classes.get(name)
+            if info is None or not info.is_module:
+                continue
+            forward = self.evaluator.index.method(info, "forward")
+            if forward is not None:
+                found.append((forward, self.evaluator.index.owner.get(id(forward)), True))
+        return found
+
+    def _instance_classes(self, value: ast.expr) -> list[ClassInfo]:
+        """The in-file classes of `self.encoder`, or of a local bound to one (`layer` in a loop)."""
+        if isinstance(value, ast.Name):
+            return [self.evaluator.index.classes[n] for n in self.instance_classes.get(value.id, ()) if n in self.evaluator.index.classes]
+        if (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id == self.evaluator.self_name
+            and self.evaluator.cls is not None
+        ):
+            return self.evaluator.index.attr_classes_of(self.evaluator.cls, value.attr)
+        return []
+
+    def bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
+        """Remember which locals hold instances of in-file classes (for method calls on them)."""
+        if isinstance(target, (ast.Tuple, ast.List)) and iterating and isinstance(value, ast.Call):
+            name = self.evaluator.qualname(value.func)
+            if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
+                self.bind_instances(target.elts[1], value.args[0], True)
+            return
+        if not isinstance(target, ast.Name):
+            return
+        found: list[ClassInfo] = []
+        if iterating:
+            container = value.value if isinstance(value, ast.Subscript) else value  # self.layers[:n]
+            if (
+                isinstance(container, ast.Attribute)
+                and isinstance(container.value, ast.Name)
+                and container.value.id == self.evaluator.self_name
+                and self.evaluator.cls is not None
+            ):
+                found = self.evaluator.index.attr_classes_of(self.evaluator.cls, container.attr, element=True)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.evaluator.env:
+            info = self.evaluator.index.classes.get(value.func.id)
+            found = [info] if info is not None else []
+        else:
+            found = self._instance_classes(value)
+        if found:
+            self.instance_classes[target.id] = tuple(info.name for info in found)
+        else:
+            self.instance_classes.pop(target.id, None)
+
+
+def _is_staticmethod(function: ast.FunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)

@@ -1,0 +1,91 @@
+"""Which unannotated parameters a function uses as tensors, read from its names and its text.
+
+A parameter without an annotation is UNKNOWN to the analysis (`training`, `use_cache`,
+`patch_height` are Python values); its name (`mask`, `*_size`) and the function's own text
+(`x.view(...)`, `x @ w`, `torch.cat(x)`) are the evidence that promotes one to a tensor.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from . import torch_api
+
+# Parameter names that announce a Python flag, setting or size rather than a tensor.
+NOT_A_TENSOR_NAME = re.compile(
+    r"^(is|use|has|do|output|return|enable|disable|apply|with|skip|need|should|allow|keep|train|inplace|num|n)(_|$)"
+    r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k)$"
+    r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
+)
+# Parameter names that announce a boolean mask; used only where a mask matters to dynamo (an index).
+MASK_NAME = re.compile(r"^(mask|masks|.+_mask|.+_masks)$")
+_EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
+
+# torch functions whose first argument is a number or a size, not a tensor.
+NUMBER_ARGUMENT_FUNCTIONS = frozenset(
+    {
+        "zeros", "ones", "empty", "full", "arange", "rand", "randn", "randint", "randperm", "eye", "linspace",
+        "logspace", "tensor", "as_tensor", "scalar_tensor", "manual_seed", "finfo", "iinfo", "device", "Size",
+    }
+)
+
+
+def tensor_evidence(text: str, candidates: list[str], evidence_call: Callable[[str], bool]) -> set[str]:
+    """Parameters the function body uses as tensors, wherever the use is.
+
+    Unannotated parameters are UNKNOWN by default (`training`, `use_cache`, `patch_height` are
+    Python values); evidence promotes one to TENSOR for the whole function: a tensor-only method or
+    attribute (`x.view(...)`, `x.shape`), an operand of `@`, or the first argument of a torch
+    function (`torch.cat`, `F.softmax`, not `torch.zeros(n)`) or of a submodule (`self.proj(x)`).
+    Read from the function's text with `str.find`: C-speed, instead of a Python walk over every
+    node, because this runs for most functions on every keystroke.
+    """
+    return {name for name in candidates if name in text and _used_as_tensor(text, name, evidence_call)}
+
+
+def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) -> bool:
+    length, size = len(name), len(text)
+    start = 0
+    while True:
+        index = text.find(name, start)
+        if index < 0:
+            return False
+        start = index + length
+        before = text[index - 1] if index else " "
+        after = text[start] if start < size else " "
+        if before.isalnum() or before in "_." or after.isalnum() or after == "_":
+            continue  # part of a longer name or an attribute of something else
+        following = _skip_spaces(text, start)
+        next_char = text[following] if following < size else ""
+        if next_char == ".":
+            attr_start = _skip_spaces(text, following + 1)
+            attr_end = attr_start
+            while attr_end < size and (text[attr_end].isalnum() or text[attr_end] == "_"):
+                attr_end += 1
+            attr = text[attr_start:attr_end]
+            if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
+                return True
+            continue
+        if next_char == "@" and text[following + 1 : following + 2] != "=":
+            return True
+        preceding = index - 1
+        while preceding >= 0 and text[preceding] in " \t":
+            preceding -= 1
+        previous = text[preceding] if preceding >= 0 else ""
+        if previous == "@" and preceding > 0 and text[preceding - 1] not in "\n":
+            return True
+        if previous == "(" and next_char in (",", ")", "\n"):
+            callee_end = preceding
+            callee_start = callee_end
+            while callee_start > 0 and (text[callee_start - 1].isalnum() or text[callee_start - 1] in "_."):
+                callee_start -= 1
+            callee = text[callee_start:callee_end]
+            if callee and not callee[0].isdigit() and evidence_call(callee):
+                return True
+
+
+def _skip_spaces(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t":
+        position += 1
+    return position
