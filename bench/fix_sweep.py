@@ -18,12 +18,12 @@ import sys
 import time
 import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "server"))
 
+from graphmend.batch import each_result  # noqa: E402
 from graphmend.files import read_source  # noqa: E402
 from graphmend.rewrite import fix_source  # noqa: E402
 from graphmend.rewrite.model import Safety  # noqa: E402
@@ -66,8 +66,7 @@ def main() -> int:
     root = Path(module.__file__).parent  # type: ignore[arg-type]
     files = sorted(str(p) for p in root.rglob("*.py"))
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(sweep_file, [(f, Safety(args.level)) for f in files], chunksize=8))
+    results = list(each_result(sweep_file, [(f, Safety(args.level)) for f in files], args.jobs))
     elapsed = time.perf_counter() - started
     crashes = [r for r in results if "crash" in r]
     unparsable = [r for r in results if r.get("parses") is False]

@@ -163,6 +163,21 @@ def test_pyproject_configuration_applies(project: Path, capsys: pytest.CaptureFi
     assert [line.split()[1] for line in out.splitlines()[:-1]] == ["GM101"]
 
 
+def test_each_file_uses_its_own_pyproject(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As in the editor and in ruff: a file in a subproject is checked with the subproject's
+    [tool.graphmend], the others with theirs; --config overrides both."""
+    (project / "pyproject.toml").write_text('[tool.graphmend]\nignore = ["GM3"]\n')
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[tool.graphmend]\nselect = ["GM3"]\n')
+    (sub / "model.py").write_text((project / "model.py").read_text())
+    _, out, _ = run(capsys, "check", "model.py", "sub/model.py")
+    reported = sorted((line.split(":")[0], line.split()[1]) for line in out.splitlines()[:-1])
+    assert reported == [("model.py", "GM101"), (str(Path("sub/model.py")), "GM301")]
+    _, out, _ = run(capsys, "check", "--config", "pyproject.toml", "model.py", "sub/model.py")
+    assert sorted(line.split()[1] for line in out.splitlines()[:-1]) == ["GM101", "GM101"]
+
+
 def test_invalid_configuration_is_a_usage_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "pyproject.toml").write_text('[tool.graphmend]\nselect = ["XX1"]\n')
     code, _, err = run(capsys, "check", "model.py")

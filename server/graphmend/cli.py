@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,7 +19,8 @@ from . import __version__
 from . import explain as explain_command
 from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
-from .config import Config, ConfigError, load_config, nearest_config
+from .batch import Job, Result, each_result
+from .config import Config, ConfigError, ConfigResolver, load_config
 from .crossmodule import CallSite, call_sites, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
@@ -33,7 +34,6 @@ from .rewrite.files import FileOutcome, fix_file, unified_diff
 from .rewrite.fixers import fixers_for
 from .rewrite.model import Fix, Safety
 from .sarif import write_sarif
-from .workers import worker_pool
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE = 0, 1, 2
 
@@ -103,30 +103,33 @@ def _check_file_job(job: tuple[Path, Config]) -> FileResult:
     return check_file(*job)
 
 
-def check_files(paths: list[Path], config: Config, jobs: int, cross_module: bool = True) -> list[FileResult]:
-    """Every file's findings; with `cross_module`, functions called from compiled code in another
-    of the files are analysed as compiled too (to a fixed point: such a helper's own calls count)."""
-    return check_files_and_entries(paths, config, jobs, cross_module)[0]
+def check_files(configs: Mapping[Path, Config], jobs: int, cross_module: bool = True) -> list[FileResult]:
+    """Every file's findings, each file checked with its own configuration; with `cross_module`,
+    functions called from compiled code in another of the files are analysed as compiled too (to a
+    fixed point: such a helper's own calls count)."""
+    return check_files_and_entries(configs, jobs, cross_module)[0]
 
 
 def check_files_and_entries(
-    paths: list[Path], config: Config, jobs: int, cross_module: bool = True
+    configs: Mapping[Path, Config], jobs: int, cross_module: bool = True
 ) -> tuple[list[FileResult], dict[Path, Config]]:
     """`check_files`, and the configuration each file was last checked with where the others
     changed it: extra compiled entries (functions the others' compiled code calls). Imported names
     another module binds to `torch.compiler.disable` are the configuration's `disable_resolver`'s."""
-    results = _check_each([(p, config) for p in paths], jobs, "checking")
+    results = _check_each(list(configs.items()), jobs, "checking")
     entries: dict[Path, dict[str, str]] = {}
-    if not cross_module or len(paths) < 2:
+    if not cross_module or len(configs) < 2:
         return results, {}
     by_path = {r.path.resolve(): n for n, r in enumerate(results)}
+    own = {path.resolve(): config for path, config in configs.items()}
 
     def with_entries(path: Path) -> Config:
-        return replace(config, extra_entries=tuple(sorted(entries.get(path, {}).items())))
+        return replace(own[path], extra_entries=tuple(sorted(entries.get(path, {}).items())))
 
+    max_bytes = max(config.max_file_bytes for config in configs.values())
     pending = results
     for _ in range(MAX_CROSS_MODULE_ROUNDS):
-        grown = _called_from_compiled_code(pending, set(by_path), entries, config.max_file_bytes, jobs)
+        grown = _called_from_compiled_code(pending, set(by_path), entries, max_bytes, jobs)
         if not grown:
             break
         pending = _check_each([(results[by_path[t]].path, with_entries(t)) for t in sorted(grown)], jobs, "following calls")
@@ -173,14 +176,9 @@ def _resolve_job(job: tuple[Path, list[Path], tuple[CallSite, ...], int]) -> dic
     return {} if source.text is None else resolve(source.text, path, roots, sites)
 
 
-def _map(function, jobs: list, workers: int, label: str) -> list:  # type: ignore[no-untyped-def, type-arg]
-    """`function` over `jobs`, in order, in worker processes when there are enough to pay for them,
-    with the progress bar on a terminal."""
-    if workers <= 1 or len(jobs) < 4:
-        return list(tracked((function(job) for job in jobs), len(jobs), label))
-    with worker_pool(workers) as pool:
-        chunk = max(1, min(16, len(jobs) // (workers * 8)))  # small enough for the bar to move
-        return list(tracked(pool.map(function, jobs, chunksize=chunk), len(jobs), label))
+def _map(function: Callable[[Job], Result], jobs: list[Job], workers: int, label: str) -> list[Result]:
+    """`function` over `jobs`, in order (batch.py), with the progress bar on a terminal."""
+    return list(tracked(each_result(function, jobs, workers), len(jobs), label))
 
 
 def _check_each(jobs: list[tuple[Path, Config]], workers: int, label: str) -> list[FileResult]:
@@ -284,12 +282,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Config:
+def _root_configuration(args: argparse.Namespace) -> Config:
+    """--config's, else the first path's: what decides which files are discovered (`exclude`)."""
     if args.config is not None:
-        config = load_config(args.config)
-    else:
-        start = args.paths[0] if args.paths else Path(".")
-        config = nearest_config(start if start.exists() else Path("."))
+        return load_config(args.config)
+    start = args.paths[0] if args.paths else Path(".")
+    return ConfigResolver().require(start if start.exists() else Path("."))
+
+
+def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool) -> Config:
+    """A file's configuration with the command line's options (--select/--ignore only with `overrides`)."""
     if not getattr(args, "no_cross_module", True):
         # a name bound to torch.compiler.disable in the file's package, checked or not (pre-commit
         # checks only the files that changed)
@@ -300,6 +302,21 @@ def _load_configuration(args: argparse.Namespace, overrides: bool = True) -> Con
         extend_ignore=getattr(args, "extend_ignore", None),
         compile_forward=False if args.no_compile_forward else None,
     )
+
+
+def _file_configurations(args: argparse.Namespace, paths: list[Path], root: Config, overrides: bool) -> dict[Path, Config]:
+    """Each file's configuration: --config's for every file when given, else the nearest
+    pyproject.toml's with a [tool.graphmend] table (as ruff, and as the editor does), each with the
+    command line's options."""
+    resolver = ConfigResolver()
+    combined: dict[int, Config] = {}  # files of one project share one configuration object
+    configs: dict[Path, Config] = {}
+    for path in paths:
+        base = root if args.config is not None else resolver.require(path)
+        if id(base) not in combined:
+            combined[id(base)] = _with_command_line(args, base, overrides)
+        configs[path] = combined[id(base)]
+    return configs
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -335,16 +352,19 @@ def _watch(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def _configured_paths(args: argparse.Namespace, overrides: bool = True) -> tuple[Config, Config, list[Path]] | None:
-    """The configuration (with the command line's --select/--ignore applied, and without), and the
-    files to process; None after saying why not (a usage error)."""
+def _configured_paths(args: argparse.Namespace, overrides: bool = True) -> tuple[dict[Path, Config], dict[Path, Config]] | None:
+    """The files to process, each with its configuration (with the command line's --select/--ignore
+    applied when `overrides`, and with them applied: the selection); None after saying why not (a
+    usage error)."""
     if args.jobs < 1:
         print("graphmend: --jobs must be at least 1", file=sys.stderr)
         return None
     try:
-        config = _load_configuration(args, overrides=overrides)
-        selection = config if overrides else config.with_overrides(select=args.select, ignore=args.ignore)
-        return config, selection, list(discover(args.paths, config.exclude, config.root, args.force_exclude))
+        root = _root_configuration(args)
+        paths = list(discover(args.paths, root.exclude, root.root, args.force_exclude))
+        configs = _file_configurations(args, paths, root, overrides)
+        selections = configs if overrides else {p: c.with_overrides(select=args.select, ignore=args.ignore) for p, c in configs.items()}
+        return configs, selections
     except ConfigError as exc:
         print(f"graphmend: configuration error: {exc}", file=sys.stderr)
     except FileNotFoundError as exc:
@@ -356,8 +376,8 @@ def _check_once(args: argparse.Namespace) -> int:
     configured = _configured_paths(args)
     if configured is None:
         return EXIT_USAGE
-    config, _, paths = configured
-    results = check_files(paths, config, args.jobs, cross_module=not args.no_cross_module)
+    configs, _ = configured
+    results = check_files(configs, args.jobs, cross_module=not args.no_cross_module)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
     fixable = [r.fixable for r in results if r.findings]
     cells = [r.cells for r in results if r.findings]
@@ -405,19 +425,19 @@ def run_fix(args: argparse.Namespace) -> int:
     configured = _configured_paths(args, overrides=False)
     if configured is None:
         return EXIT_USAGE
-    config, selection, paths = configured
-    codes = frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code))
+    configs, selections = configured
+    codes = {path: frozenset(rule.code for rule in ALL_RULES if selection.is_enabled(rule.code)) for path, selection in selections.items()}
     # helpers in other files called from compiled code are fixed as compiled code (found by a check pass)
-    configs = {} if args.no_cross_module or len(paths) < 2 else check_files_and_entries(paths, config, args.jobs)[1]
+    followed = {} if args.no_cross_module or len(configs) < 2 else check_files_and_entries(configs, args.jobs)[1]
     level = Safety.UNSAFE if args.unsafe_fixes else Safety(args.fix_level)
-    jobs = [(path, configs.get(path.resolve(), config), level, codes, not args.diff) for path in paths]
+    jobs = [(path, followed.get(path.resolve(), config), level, codes[path], not args.diff) for path, config in configs.items()]
     outcomes = _map(_fix_job, jobs, args.jobs, "fixing")
     out = sys.stdout
     fixed = rewrites = left = changed_files = 0
     reasons: Counter[str] = Counter()
     titles: Counter[str] = Counter()
     failed = False
-    for outcome in outcomes:
+    for (path, *_), outcome in zip(jobs, outcomes):
         shown = _display_path(outcome.path)
         if outcome.skip_reason:
             print(f"graphmend: skipped {shown}: {outcome.skip_reason}", file=sys.stderr)
@@ -427,8 +447,8 @@ def run_fix(args: argparse.Namespace) -> int:
             failed = True
         result = outcome.fix
         assert result is not None
-        remaining = [f for f in result.remaining if selection.is_enabled(f.code)]  # deselected rules are not reported
-        fixed += result.gone(codes)
+        remaining = [f for f in result.remaining if selections[path].is_enabled(f.code)]  # deselected rules are not reported
+        fixed += result.gone(codes[path])
         rewrites += len(result.applied)
         left += break_count(remaining)  # in the summary's unit: breaks as dynamo counts them
         changed_files += result.changed

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import tomllib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -181,27 +182,6 @@ def config_from_table(table: dict[str, Any], source: str = "", root: Path | None
     return replace(config, **changes)
 
 
-def pyproject_candidates(directory: Path) -> Iterator[Path]:
-    """The pyproject.toml paths to look at for a file in `directory`, nearest first: the one
-    search that the CLI (find_pyproject) and the server's cache (ConfigCache) both make."""
-    for folder in [directory, *directory.parents]:
-        yield folder / "pyproject.toml"
-
-
-def find_pyproject(start: Path) -> Path | None:
-    """The nearest pyproject.toml at or above `start` that has a [tool.graphmend] table."""
-    start = start.resolve()
-    for candidate in pyproject_candidates(start if start.is_dir() else start.parent):
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-                continue
-            if isinstance(data.get("tool"), dict) and "graphmend" in data["tool"]:
-                return candidate
-    return None
-
-
 def load_config(path: Path) -> Config:
     """Read `[tool.graphmend]` from `path` (a pyproject.toml); raise ConfigError when it is invalid."""
     try:
@@ -216,10 +196,60 @@ def load_config(path: Path) -> Config:
     return config_from_table(table, str(path), root=path.parent)
 
 
-def nearest_config(start: Path) -> Config:
-    """The configuration that applies to a file or directory: the nearest [tool.graphmend], else defaults."""
-    found = find_pyproject(start)
-    return load_config(found) if found else Config()
+class ConfigResolver:
+    """The one search for the configuration that applies to a file: the nearest pyproject.toml at or
+    above it that has a [tool.graphmend] table (one whose TOML is broken, or that has no table, is
+    skipped, as ruff does), else the defaults. The CLI, `explain` and the server all ask it. Each
+    pyproject.toml is parsed once and re-read when it changes on disk (its mtime), so editing the
+    project's configuration takes effect in the editor without a restart."""
+
+    def __init__(self) -> None:
+        self._parsed: dict[Path, tuple[int, Config | None, str | None]] = {}  # path -> (mtime, config, error)
+        self._lock = threading.Lock()
+
+    def lookup(self, path: Path | None) -> tuple[Config, str | None]:
+        """The configuration for `path` (a file, or a directory's own) and the error that made it
+        fall back to the defaults, if any."""
+        if path is None:
+            return Config(), None
+        path = path.absolute()
+        directory = path if path.is_dir() else path.parent
+        for folder in [directory, *directory.parents]:
+            candidate = folder / "pyproject.toml"
+            try:
+                mtime = candidate.stat().st_mtime_ns
+            except OSError:
+                continue
+            config, error = self._load(candidate, mtime)
+            if config is not None or error is not None:
+                return (config or Config()), error
+        return Config(), None
+
+    def require(self, path: Path) -> Config:
+        """`lookup`, for callers that stop on an invalid configuration (the command line)."""
+        config, error = self.lookup(path)
+        if error is not None:
+            raise ConfigError(error)
+        return config
+
+    def _load(self, path: Path, mtime: int) -> tuple[Config | None, str | None]:
+        with self._lock:
+            cached = self._parsed.get(path)
+            if cached is not None and cached[0] == mtime:
+                return cached[1], cached[2]
+        config: Config | None = None
+        error: str | None = None
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            if isinstance(data.get("tool"), dict) and "graphmend" in data["tool"]:
+                config = load_config(path)
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            pass  # not ours to judge: a broken pyproject without our table is skipped
+        except ConfigError as exc:
+            error = str(exc)
+        with self._lock:
+            self._parsed[path] = (mtime, config, error)
+        return config, error
 
 
 @functools.lru_cache(maxsize=1024)  # asked on every analysis (each keystroke): no path resolving each time

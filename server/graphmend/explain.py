@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .analysis import analyze
-from .config import ConfigError, load_config, nearest_config
+from .config import ConfigError, ConfigResolver, load_config
 from .files import read_source
 from .findings import Finding
 from .runtime.compare import Comparison, Mark, compare, files_to_compare, static_findings
@@ -50,8 +50,9 @@ def add_parser(commands: Any) -> None:
 def run_explain(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     target_file = Path(args.target.rpartition(":")[0] or args.target)
+    resolver = ConfigResolver()
     try:
-        config = load_config(args.config) if args.config is not None else nearest_config(target_file if target_file.exists() else cwd)
+        config = load_config(args.config) if args.config is not None else resolver.require(target_file if target_file.exists() else cwd)
         sample = find_sample(args.target, config, cwd, args.sample)
     except (ConfigError, SampleError) as exc:
         print(f"graphmend: {exc}", file=sys.stderr)
@@ -72,7 +73,7 @@ def run_explain(args: argparse.Namespace) -> int:
         if source.text is None:
             return None
         try:  # --config applies to every file; otherwise each file's own pyproject.toml
-            file_config = config if args.config is not None else nearest_config(path)
+            file_config = config if args.config is not None else resolver.require(path)
         except ConfigError:
             file_config = config
         return analyze(source.text, str(path), file_config)

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import os
 import threading
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..analysis import AnalysisResult, analyze_detailed
 from ..analysis.rules import PARSE_ERROR_CODE
 from ..analysis.source import SourceFile
-from ..config import Config, ConfigError, load_config, pyproject_candidates
+from ..config import Config
 from ..findings import Finding
 from ..rewrite import Declined, FileFix, Fix, fix_source, plan_fix
 from ..rewrite.context import FixContext
@@ -75,48 +74,6 @@ class Analysis:
         that parsed (their positions are not this text's), which get no fix or hover."""
         own = self.result.findings
         return [(i, f) for i, f in enumerate(self.findings) if i < len(own) and own[i] is f]
-
-
-class ConfigCache:
-    """`[tool.graphmend]` for a file, re-read when a pyproject.toml changes on disk (its mtime), so
-    editing the project's configuration takes effect without restarting the server."""
-
-    def __init__(self) -> None:
-        self._parsed: dict[Path, tuple[int, Config | None, str | None]] = {}  # path -> (mtime, config, error)
-        self._lock = threading.Lock()
-
-    def lookup(self, file: Path | None) -> tuple[Config, str | None]:
-        """The configuration for `file` and the error that made it fall back to defaults, if any."""
-        if file is None:
-            return Config(), None
-        for candidate in pyproject_candidates(file.parent):
-            try:
-                mtime = candidate.stat().st_mtime_ns
-            except OSError:
-                continue
-            config, error = self._load(candidate, mtime)
-            if config is not None or error is not None:
-                return (config or Config()), error
-        return Config(), None
-
-    def _load(self, path: Path, mtime: int) -> tuple[Config | None, str | None]:
-        with self._lock:
-            cached = self._parsed.get(path)
-            if cached is not None and cached[0] == mtime:
-                return cached[1], cached[2]
-        config: Config | None = None
-        error: str | None = None
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data.get("tool"), dict) and "graphmend" in data["tool"]:
-                config = load_config(path)
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            pass  # not ours to judge: a broken pyproject without our table is skipped, as the CLI does
-        except ConfigError as exc:
-            error = str(exc)
-        with self._lock:
-            self._parsed[path] = (mtime, config, error)
-        return config, error
 
 
 def editor_config(config: Config, settings: Settings) -> Config:

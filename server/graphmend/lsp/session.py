@@ -16,7 +16,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from .. import __version__
-from ..config import Config
+from ..config import Config, ConfigResolver
 from ..imported_disables import ImportedDisables
 from ..notebooks import CellSpan
 from ..workers import worker_pool
@@ -28,7 +28,6 @@ from .convert import to_diagnostic
 from .crossfile import CrossFileIndex, call_sites, resolve
 from .documents import (
     Analysis,
-    ConfigCache,
     DocumentStore,
     display_name,
     editor_config,
@@ -62,7 +61,7 @@ class GraphMendServer(LanguageServer):
         )
         self.settings = Settings()
         self.store = DocumentStore()
-        self.configs = ConfigCache()
+        self.configs = ConfigResolver()
         self.crossfile = CrossFileIndex()
         self.imported_disables = ImportedDisables()  # names bound to torch.compiler.disable in other files
         self.runtime = RuntimeStore()  # the last TorchDynamo run of each sample

@@ -7,11 +7,9 @@ and the server's event loop stays free. Cancellation is checked between files.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,12 +18,12 @@ from pygls.workspace.position_codec import PositionCodec
 
 from ..analysis import analyze
 from ..analysis.source import SourceFile
+from ..batch import each_result
 from ..config import Config
 from ..files import discover_workspace, read_source
 from ..rewrite import fix_source
 from ..rewrite.engine import break_count
 from ..textedits import line_ending, text_edits
-from ..workers import worker_pool
 from .convert import to_diagnostic, to_text_edits
 
 
@@ -139,30 +137,14 @@ def check_one(job: tuple[Path, Config, str | None, str]) -> tuple[Path, list[typ
 
 
 def run_jobs(function: Callable, jobs: list, workers: int, cancelled: Callable[[], bool], progress: Callable[[int, int], None]) -> tuple[list, bool]:
-    """Run `function` over `jobs` in worker processes (in this process for a handful), reporting
-    progress and stopping early when `cancelled()` turns true. Returns (results, was_cancelled)."""
+    """Run `function` over `jobs` (batch.py: worker processes, spawned, for more than a handful),
+    reporting progress and stopping early when `cancelled()` turns true. Returns (results in the
+    jobs' order, was_cancelled)."""
     results: list = []
-    total = len(jobs)
-    if total <= 4 or workers <= 1:
-        for number, job in enumerate(jobs, 1):
-            if cancelled():
-                return results, True
-            results.append(function(job))
-            progress(number, total)
-        return results, False
-    context = multiprocessing.get_context("spawn")  # the server runs threads: never fork it
-    with worker_pool(workers, context) as pool:
-        pending: set[Future] = {pool.submit(function, job) for job in jobs}
-        while pending:
-            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
-            results.extend(f.result() for f in done)
-            if done:
-                progress(len(results), total)
-            if cancelled():
-                for future in pending:
-                    future.cancel()
-                return results, True
-    return results, False
+    for result in each_result(function, jobs, workers, cancelled=cancelled, spawn=True):
+        results.append(result)
+        progress(len(results), len(jobs))
+    return results, len(results) < len(jobs)
 
 
 def worker_count(setting: int) -> int:
