@@ -290,12 +290,12 @@ def _root_configuration(args: argparse.Namespace) -> Config:
     return ConfigResolver().require(start if start.exists() else Path("."))
 
 
-def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool) -> Config:
+def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool, disables: ImportedDisables) -> Config:
     """A file's configuration with the command line's options (--select/--ignore only with `overrides`)."""
     if not getattr(args, "no_cross_module", True):
         # a name bound to torch.compiler.disable in the file's package, checked or not (pre-commit
-        # checks only the files that changed)
-        config = replace(config, disable_resolver=ImportedDisables().names_for)
+        # checks only the files that changed); one cache for all the files
+        config = replace(config, disable_resolver=disables.names_for)
     return config.with_overrides(
         select=args.select if overrides else None,
         ignore=args.ignore if overrides else None,
@@ -309,12 +309,13 @@ def _file_configurations(args: argparse.Namespace, paths: list[Path], root: Conf
     pyproject.toml's with a [tool.graphmend] table (as ruff, and as the editor does), each with the
     command line's options."""
     resolver = ConfigResolver()
+    disables = ImportedDisables()
     combined: dict[int, Config] = {}  # files of one project share one configuration object
     configs: dict[Path, Config] = {}
     for path in paths:
         base = root if args.config is not None else resolver.require(path)
         if id(base) not in combined:
-            combined[id(base)] = _with_command_line(args, base, overrides)
+            combined[id(base)] = _with_command_line(args, base, overrides, disables)
         configs[path] = combined[id(base)]
     return configs
 

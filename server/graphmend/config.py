@@ -206,12 +206,13 @@ class ConfigResolver:
     def __init__(self) -> None:
         self._parsed: dict[Path, tuple[int, Config | None, str | None]] = {}  # path -> (mtime, config, error)
         self._lock = threading.Lock()
+        self._defaults = Config()  # one object for every file without a table: callers key on it
 
     def lookup(self, path: Path | None) -> tuple[Config, str | None]:
         """The configuration for `path` (a file, or a directory's own) and the error that made it
         fall back to the defaults, if any."""
         if path is None:
-            return Config(), None
+            return self._defaults, None
         path = path.absolute()
         directory = path if path.is_dir() else path.parent
         for folder in [directory, *directory.parents]:
@@ -222,8 +223,8 @@ class ConfigResolver:
                 continue
             config, error = self._load(candidate, mtime)
             if config is not None or error is not None:
-                return (config or Config()), error
-        return Config(), None
+                return (config or self._defaults), error
+        return self._defaults, None
 
     def require(self, path: Path) -> Config:
         """`lookup`, for callers that stop on an invalid configuration (the command line)."""
