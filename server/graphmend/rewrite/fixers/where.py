@@ -7,9 +7,9 @@ equivalent to the branch when (taxonomy §2.1, demos d1-d9):
 - the branches are pure and cannot raise (purity.py): the branch not taken is evaluated too;
 - every name the rewrite assigns is defined on both paths;
 - both values have the same dtype and shape (signatures.py), or `where` would promote/broadcast;
-- where a branch applies a function undefined on part of its domain (sqrt, log, division...),
-  its argument is masked too ("double where"), so the gradient through the branch not taken
-  stays finite instead of becoming NaN.
+- where a branch applies a function undefined on part of its domain or that overflows (sqrt, log,
+  division, exp, powers...), its argument is masked too ("double where"), so the gradient through
+  the branch not taken stays finite instead of becoming NaN.
 Forms: if/else and elif chains assigning names, a no-else update (`if c: x = f(x)`), returns in
 both branches or an early return followed by the fall-through return, and `a if c else b`. An
 in-place update in a branch (`if c: y /= s`) of a local tensor no other name can see becomes a
@@ -44,9 +44,14 @@ from .generated import flush_blank_lines
 
 # Functions undefined (or with an infinite derivative) somewhere, and a value inside their domain
 # with a finite derivative, used to mask the argument on the path not taken.
+# Functions whose value or derivative is infinite or NaN for some finite input (outside their
+# domain, at a pole, or by overflow: `exp(100.0)` is inf in float32, `x ** 0.5` has an infinite
+# derivative at 0), with an input where both are finite. On the path not taken the gradient is
+# `0 * f'(x)`, NaN when f'(x) is infinite: the argument is masked to the safe value there.
 RESTRICTED = {
     "sqrt": "1", "rsqrt": "1", "log": "1", "log2": "1", "log10": "1", "reciprocal": "1", "log1p": "0",
-    "acos": "0", "asin": "0", "atanh": "0", "acosh": "2",
+    "acos": "0", "asin": "0", "atanh": "0", "acosh": "2", "erfinv": "0", "logit": "0.5", "lgamma": "1", "digamma": "1",
+    "exp": "0", "exp2": "0", "expm1": "0", "sinh": "0", "cosh": "0", "tan": "0", "pow": "1", "float_power": "1",
 }
 
 
@@ -477,8 +482,8 @@ def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast
 
 
 def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, str]]:
-    """(argument, safe value) for each function in `value` undefined on part of its domain,
-    including division by a tensor; and the operands of a product of two tensors, whose gradient
+    """(argument, safe value) for each function in `value` undefined on part of its domain or
+    overflowing (RESTRICTED), including division by a tensor and powers; and the operands of a product of two tensors, whose gradient
     is the other operand: a NaN or infinite element on the path not taken would reach the input's
     gradient as `0 * nan` (0 is safe for both)."""
     found: list[tuple[ast.expr, str]] = []
@@ -488,6 +493,10 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and all(ctx.kind(o) in TENSOR_KINDS for o in (node.left, node.right)):
             found += [(node.left, "0"), (node.right, "0")]
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            # `x ** e`: the base as `pow`'s; a tensor exponent (`2 ** t` overflows) masked to 0
+            found += [(operand, safe) for operand, safe in ((node.left, "1"), (node.right, "0")) if ctx.kind(operand) in TENSOR_KINDS]
             continue
         if not isinstance(node, ast.Call):
             continue
