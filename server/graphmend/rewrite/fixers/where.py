@@ -54,6 +54,9 @@ RESTRICTED = {
     "exp": "0", "exp2": "0", "expm1": "0", "sinh": "0", "cosh": "0", "tan": "0", "pow": "1", "float_power": "1",
 }
 
+# Divisions by their second argument (a method's first): the divisor is masked to 1, as `/`'s.
+DIVISIONS = frozenset({"div", "divide", "true_divide", "floor_divide", "remainder", "fmod"})
+
 
 @dataclass
 class _Branch:
@@ -488,8 +491,8 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
     gradient as `0 * nan` (0 is safe for both)."""
     found: list[tuple[ast.expr, str]] = []
     for node in ast.walk(value):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and ctx.kind(node.right) in TENSOR_KINDS:
-            found.append((node.right, "1"))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and ctx.kind(node.right) in TENSOR_KINDS:
+            found.append((node.right, "1"))  # integer `//` and `%` by 0 raise on the CPU, `/` gives inf
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and all(ctx.kind(o) in TENSOR_KINDS for o in (node.left, node.right)):
             found += [(node.left, "0"), (node.right, "0")]
@@ -505,8 +508,12 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
             leaf = name.rsplit(".", 1)[1]
             if leaf in RESTRICTED and node.args:
                 found.append((node.args[0], RESTRICTED[leaf]))
+            if leaf in DIVISIONS and len(node.args) > 1 and ctx.kind(node.args[1]) in TENSOR_KINDS:
+                found.append((node.args[1], "1"))
         elif isinstance(node.func, ast.Attribute) and node.func.attr in RESTRICTED:
             found.append((node.func.value, RESTRICTED[node.func.attr]))
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in DIVISIONS and node.args and ctx.kind(node.args[0]) in TENSOR_KINDS:
+            found.append((node.args[0], "1"))  # `x.div(y)`'s divisor
     return found
 
 
