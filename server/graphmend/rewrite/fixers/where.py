@@ -517,6 +517,18 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
     return found
 
 
+def _selecting(conditions: list[str], position: int) -> tuple[str, bool]:
+    """(a 0-d boolean tensor, whether branch `position` is taken where it is true) for an
+    if/elif/else chain (the else branch is `len(conditions)`): a branch is taken where its own
+    test holds and no earlier one does; the else where none does."""
+    if position == 0:
+        return conditions[0], True
+    earlier = " | ".join(f"({c})" for c in conditions[:position]) if position > 1 else conditions[0]
+    if position == len(conditions):
+        return earlier, False
+    return f"({conditions[position]}) & ~({earlier})", True
+
+
 def _mask_restricted(
     ctx: FixContext,
     value: ast.expr,
@@ -842,11 +854,7 @@ class _IfRewrite:
         check_pure(self.ctx, value, role)
         conditions = [self._condition(t) for t in self.tests]
         renames = branches[position].value_renames.get(name, branches[position].renames) if name else branches[position].renames
-        if len(conditions) > 1:
-            if _restricted_calls(self.ctx, value):
-                raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
-            return _mask_restricted(self.ctx, value, self.torch, None, True, renames)
-        return _mask_restricted(self.ctx, value, self.torch, conditions[0], position == 0, renames)
+        return _mask_restricted(self.ctx, value, self.torch, *_selecting(conditions, position), renames)
 
     def _private_to(self, branches: list[_Branch], position: int, name: str) -> bool:
         """`name` is assigned once, in this branch only, and read nowhere after the `if`: it can
@@ -920,12 +928,7 @@ class _IfRewrite:
                     raise DeclineError("dtype-shape", "a branch has no value to compare")
                 names.append(default_name)
                 continue
-            if len(conditions) == 1:
-                text = _mask_restricted(ctx, value, torch, conditions[0], position == 0)
-            else:
-                if _restricted_calls(ctx, value):
-                    raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
-                text = _mask_restricted(ctx, value, torch, None, True)
+            text = _mask_restricted(ctx, value, torch, *_selecting(conditions, position))
             if isinstance(value, ast.Name) and text == value.id:
                 names.append(text)  # already a name: nothing to hold
                 continue
@@ -1021,18 +1024,14 @@ class _IfRewrite:
             for condition, text in reversed(list(zip(conditions, texts[:-1]))):
                 result = cond_call(self.torch, condition, text, result)
             return result
-        if len(conditions) > 1 and any(_restricted_calls(ctx, v) for p, v in enumerate(values) if v is not None and held(p) is None):
-            raise DeclineError("restricted-elif", "a branch of an elif chain uses a function undefined on part of its domain")
         texts = []
         for position, value in enumerate(values):
             if held(position) is not None:
                 texts.append(held(position))  # type: ignore[arg-type]
             elif value is None:
                 texts.append(default_name or "None")
-            elif len(conditions) == 1:
-                texts.append(_mask_restricted(ctx, value, self.torch, conditions[0], position == 0, renames(position)))
             else:
-                texts.append(_mask_restricted(ctx, value, self.torch, None, True, renames(position)))
+                texts.append(_mask_restricted(ctx, value, self.torch, *_selecting(conditions, position), renames(position)))
         result = texts[-1]
         for condition, text in reversed(list(zip(conditions, texts[:-1]))):
             result = where_call(self.torch, condition, text, result)
