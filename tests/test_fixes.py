@@ -15,6 +15,7 @@ fixer must decline that finding with that key, and `graphmend fix` must leave th
 
 from __future__ import annotations
 
+import ast
 import re
 import types
 from pathlib import Path
@@ -301,3 +302,15 @@ def test_reports_stay_in_a_branch_whose_test_cannot_be_evaluated_twice() -> None
     body = fixed[fixed.index("def f(x):") :]
     assert body.count("torch.rand(1)") == 1
     assert "    if (torch.rand(1) < 0.5).any():\n        _graphmend_f_warning()\n        x = x * 0\n" in body
+
+
+def test_a_fixer_gets_the_node_its_rule_matched() -> None:
+    """An expression statement and its call share one span: the finding's anchor picks the node the
+    rule reported (the call), not the outermost (the statement)."""
+    source = 'import torch\n\n\n@torch.compile\ndef f(x):\n    print("step")\n    return x + 1\n'
+    result = analyze_detailed(source, "anchor.py", keep_facts=True)
+    (finding,) = [f for f in result.findings if f.code == "GM301"]
+    ctx = FixContext(result)
+    assert finding.anchor == "Call"
+    assert isinstance(ctx.node_for(finding), ast.Call)
+    assert isinstance(ctx.node_for(finding, (ast.stmt,)), ast.Expr)  # asked for a statement: still found

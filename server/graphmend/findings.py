@@ -74,6 +74,9 @@ class Finding:
     effect: str = "break"
     function: str = ""
     related: tuple[Related, ...] = field(default=())
+    # The ast node type the rule matched at `span` ("Call", "Compare"): an expression statement and
+    # its call share a span, and a fixer wants the node the rule saw (FixContext.node_for).
+    anchor: str = ""
 
     @property
     def frame_skip(self) -> bool:

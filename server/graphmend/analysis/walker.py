@@ -251,6 +251,7 @@ class FunctionWalker:
                 effect=effect.value,
                 function=self.function_name,
                 related=related,
+                anchor=type(node).__name__,
             )
         )
 

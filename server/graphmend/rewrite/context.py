@@ -141,7 +141,8 @@ class FixContext:
         return self.source.span(node)
 
     def node_for(self, finding: Finding, types: tuple[type, ...] = (ast.AST,)) -> ast.AST | None:
-        """The node of `types` whose span is exactly the finding's span."""
+        """The node of `types` whose span is exactly the finding's span: the one the rule matched
+        (the finding's anchor) when it is of `types`, else the outermost."""
         target = finding.span
         self._index_top_level(target.start_line)
         by_span = self._by_span.get(target.start_line)
@@ -149,7 +150,10 @@ class FixContext:
             by_span = self._by_span[target.start_line] = {}
             for node in self._by_line.get(target.start_line, ()):
                 by_span.setdefault(self.span(node), []).append(node)
-        return next((node for node in by_span.get(target, ()) if isinstance(node, types)), None)
+        candidates = [node for node in by_span.get(target, ()) if isinstance(node, types)]
+        anchored = [node for node in candidates if type(node).__name__ == finding.anchor]
+        chosen = anchored or candidates
+        return chosen[0] if chosen else None
 
     def function_lines(self, finding: Finding) -> tuple[int, int] | None:
         """First and last line (decorators included) of the function the finding is in."""
