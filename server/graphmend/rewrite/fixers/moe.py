@@ -49,10 +49,10 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, Kind
 from ...analysis.symbols import SHAPE_FLAG
 from ...findings import Edit, Finding
+from ..config_flags import flag_edit, module_flag_value
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from .generated import fresh_name
-from .unsafe import flag_edit, module_flag_value
 
 TITLE = (
     "Dispatch to every expert with fixed shapes: each expert runs on all tokens and unrouted rows are masked "

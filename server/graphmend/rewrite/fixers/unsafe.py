@@ -21,7 +21,8 @@ import libcst as cst
 from ...analysis.kinds import Kind
 from ...analysis.rules import RULES_BY_CODE
 from ...analysis.symbols import RNN_FLAG, SCALAR_FLAG, SHAPE_FLAG
-from ...findings import Edit, Finding, Span
+from ...findings import Finding
+from ..config_flags import flag_edit, module_flag_value
 from ..context import FixContext
 from ..flag_consumers import breaking_use
 from ..model import DeclineError, Fix, Safety
@@ -162,13 +163,6 @@ _FLAG_FOR = {
 }
 
 
-_FLAG_COMMENT = {
-    SCALAR_FLAG: "Trace .item(), int(t) and tensor sizes as symbolic numbers instead of breaking the graph",
-    SHAPE_FLAG: "Trace nonzero, boolean masks and unique with data-dependent shapes instead of breaking the graph",
-    RNN_FLAG: "Trace nn.LSTM, nn.GRU and nn.RNN instead of running the calling function eagerly",
-}
-
-
 class ConfigFlagFixer:
     codes = frozenset(_FLAG_FOR)
     safety = Safety.UNSAFE
@@ -225,27 +219,3 @@ def _recurrent_classes(ctx: FixContext, finding: Finding) -> set[str]:
         return set()
     own = ctx.index.attr_torch_class(owner, call.func.attr)
     return ({own} if own else set()) | {layer for _, layer in ctx.index.subclass_torch_classes(owner, call.func.attr)}
-
-
-def flag_edit(ctx: FixContext, flag: str) -> Edit:
-    """`torch._dynamo.config.<flag> = True` with a comment saying why, where module code may first
-    use torch: after the import of torch, even one inside `if is_torch_available():` below the
-    imports (with `import torch` added when the module lacks it)."""
-    torch = ctx.torch_name()
-    import_edit = ctx.import_edit()
-    line, indent = (ctx.after_imports_line(), "") if import_edit is not None else ctx.torch_bound_at()
-    why = _FLAG_COMMENT[flag]
-    text = (import_edit.new_text if import_edit is not None else "") + f"{indent}# {why} (set by graphmend)\n{indent}{torch}._dynamo.config.{flag} = True\n"
-    return Edit(Span(line, 0, line, 0), text)
-
-
-def module_flag_value(ctx: FixContext, flag: str) -> bool | None:
-    """True when the module sets `torch._dynamo.config.<flag> = True`, False when it sets it to
-    anything else (an explicit `= False` is a decision), None when it does not set it."""
-    values = [
-        node.value for node in ast.walk(ctx.tree)
-        if isinstance(node, ast.Assign) and any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets)
-    ]
-    if not values:
-        return None
-    return all(isinstance(v, ast.Constant) and v.value is True for v in values)
