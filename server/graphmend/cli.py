@@ -282,12 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _root_configuration(args: argparse.Namespace) -> Config:
+def _root_configuration(args: argparse.Namespace, resolver: ConfigResolver) -> Config:
     """--config's, else the first path's: what decides which files are discovered (`exclude`)."""
     if args.config is not None:
         return load_config(args.config)
     start = args.paths[0] if args.paths else Path(".")
-    return ConfigResolver().require(start if start.exists() else Path("."))
+    return resolver.require(start if start.exists() else Path("."))
 
 
 def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool, disables: ImportedDisables) -> Config:
@@ -304,11 +304,12 @@ def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool
     )
 
 
-def _file_configurations(args: argparse.Namespace, paths: list[Path], root: Config, overrides: bool) -> dict[Path, Config]:
+def _file_configurations(
+    args: argparse.Namespace, paths: list[Path], root: Config, overrides: bool, resolver: ConfigResolver
+) -> dict[Path, Config]:
     """Each file's configuration: --config's for every file when given, else the nearest
     pyproject.toml's with a [tool.graphmend] table (as ruff, and as the editor does), each with the
     command line's options."""
-    resolver = ConfigResolver()
     disables = ImportedDisables()
     combined: dict[int, Config] = {}  # files of one project share one configuration object
     configs: dict[Path, Config] = {}
@@ -361,9 +362,10 @@ def _configured_paths(args: argparse.Namespace, overrides: bool = True) -> tuple
         print("graphmend: --jobs must be at least 1", file=sys.stderr)
         return None
     try:
-        root = _root_configuration(args)
+        resolver = ConfigResolver()  # one for the run: each pyproject.toml is read once
+        root = _root_configuration(args, resolver)
         paths = list(discover(args.paths, root.exclude, root.root, args.force_exclude))
-        configs = _file_configurations(args, paths, root, overrides)
+        configs = _file_configurations(args, paths, root, overrides, resolver)
         selections = configs if overrides else {p: c.with_overrides(select=args.select, ignore=args.ignore) for p, c in configs.items()}
         return configs, selections
     except ConfigError as exc:

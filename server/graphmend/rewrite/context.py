@@ -127,6 +127,21 @@ class FixContext:
             self._memo[key] = compute()
         return self._memo[key]  # type: ignore[return-value]
 
+    def remember_or_decline(self, key: tuple, compute: Callable[[], T]) -> T:
+        """`remember`, for a `compute` that may decline: the decline is remembered too, and each
+        caller gets its own DeclineError (one object raised again and again grows its traceback)."""
+
+        def outcome() -> T | DeclineError:
+            try:
+                return compute()
+            except DeclineError as error:
+                return error
+
+        result = self.remember(key, outcome)
+        if isinstance(result, DeclineError):
+            raise DeclineError(result.key, result.reason)
+        return result
+
     def contains(self, outer: ast.AST, inner: ast.AST | None) -> bool:
         """`inner` is `outer` or below it: walks up from `inner` (a few parents) instead of down
         through `outer` (a test of 2,000 operands, once per finding in it, was quadratic)."""

@@ -63,7 +63,8 @@ class GuardedMaskedFillFixer:
         if tested is None:
             raise DeclineError("not-a-guarded-fill", "the tensor is not tested by an `if`")
         statement, function = tested
-        prefix, mask_test, mask = _split_once(ctx, statement.test)
+        # once per test: each of its findings asks (2,000 operands: 2,000 findings)
+        prefix, mask_test, mask = ctx.remember_or_decline(("guarded-fill-split", id(statement.test)), lambda: _split(ctx, statement.test))
         if statement.orelse:
             raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")
         cloned = _leading_clones(ctx, statement.body)
@@ -124,21 +125,6 @@ def _lines(ctx: FixContext, stmt: ast.stmt) -> list[str]:
 
 def _indented(lines: list[str]) -> list[str]:
     return [f"    {line}" if line.strip() else line for line in lines]
-
-
-def _split_once(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr]:
-    """`_split`, once per test: each of a test's findings asks (2,000 operands: 2,000 findings)."""
-    outcome = ctx.remember(("guarded-fill-split", id(test)), lambda: _split_or_decline(ctx, test))
-    if isinstance(outcome, DeclineError):
-        raise DeclineError(outcome.key, outcome.reason)  # a new one: re-raising one object grows its traceback
-    return outcome
-
-
-def _split_or_decline(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr] | DeclineError:
-    try:
-        return _split(ctx, test)
-    except DeclineError as error:
-        return error
 
 
 def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr]:

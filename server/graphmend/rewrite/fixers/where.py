@@ -42,8 +42,6 @@ from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
 from .conditions import check_condition_pure, condition_text, tensor_logic
 from .generated import flush_blank_lines
 
-# Functions undefined (or with an infinite derivative) somewhere, and a value inside their domain
-# with a finite derivative, used to mask the argument on the path not taken.
 # Functions whose value or derivative is infinite or NaN for some finite input (outside their
 # domain, at a pole, or by overflow: `exp(100.0)` is inf in float32, `x ** 0.5` has an infinite
 # derivative at 0), with an input where both are finite. On the path not taken the gradient is
@@ -104,12 +102,12 @@ class WhereFixer:
         statement = _enclosing_if(ctx, node)
         if statement is None:
             raise DeclineError("not-an-if", "the tensor condition is not the test of an `if` statement")
-        def plan_once() -> Fix | DeclineError:
+        def plan_once() -> Fix:
             try:
                 return _IfRewrite(finding, ctx, function, statement).build()
             except DeclineError as error:
                 if error.key != "statement":
-                    return error
+                    raise
                 reasons: list[DeclineError] = []
                 # `y /= s` in a branch: as `y = y / (s)`, when no other name sees `y`'s tensor;
                 # `y = x * w; return y.relu()`: as `return (x * w).relu()`
@@ -118,11 +116,9 @@ class WhereFixer:
                         return variant(finding, ctx, function, statement, error)
                     except DeclineError as specific:
                         reasons.append(specific)
-                return next((r for r in reasons if r is not error), error)
+                raise next((r for r in reasons if r is not error), error) from None
 
-        planned = ctx.remember(("where", id(statement)), plan_once)  # one plan for every finding in the `if`
-        if isinstance(planned, DeclineError):
-            raise planned
+        planned = ctx.remember_or_decline(("where", id(statement)), plan_once)  # one plan for every finding in the `if`
         return replace(planned, finding=finding)
 
     # -- a if c else b ------------------------------------------------------------------------
@@ -486,9 +482,9 @@ def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast
 
 def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, str]]:
     """(argument, safe value) for each function in `value` undefined on part of its domain or
-    overflowing (RESTRICTED), including division by a tensor and powers; and the operands of a product of two tensors, whose gradient
-    is the other operand: a NaN or infinite element on the path not taken would reach the input's
-    gradient as `0 * nan` (0 is safe for both)."""
+    overflowing (RESTRICTED), divisions by a tensor and powers; and the operands of a product of
+    two tensors, whose gradient is the other operand: a NaN or infinite element on the path not
+    taken would reach the input's gradient as `0 * nan` (0 is safe for both)."""
     found: list[tuple[ast.expr, str]] = []
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and ctx.kind(node.right) in TENSOR_KINDS:
