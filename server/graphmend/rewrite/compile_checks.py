@@ -143,10 +143,17 @@ def {name}(tensor, number):
     that dynamo settles it while tracing, at no graph break).
 
     Added by GraphMend: a number kept as a 0-d tensor is rounded to this dtype first, as Python's
-    number was, so the arithmetic gives the same values and dtype.
+    number was, so the arithmetic gives the same values and dtype. float16 and bfloat16 tensors
+    compute in float32 and take a Python number at float32, so a number meeting one with
+    dimensions is rounded to float32 (the result keeps the tensor's dtype); a 0-d one takes it at
+    its own dtype (rounding a product or quotient once more than Python did: the one case where
+    the value can differ, in its last bit).
     """
+    if tensor.is_floating_point():
+        reduced = tensor.dtype in ({torch}.float16, {torch}.bfloat16) and tensor.dim() > 0
+        return {torch}.float32 if reduced else tensor.dtype
     if isinstance(number, float):
-        return tensor.dtype if tensor.is_floating_point() or tensor.is_complex() else {torch}.get_default_dtype()
+        return tensor.dtype if tensor.is_complex() else {torch}.get_default_dtype()
     return {torch}.int64 if tensor.dtype == {torch}.bool else tensor.dtype
 '''
 

@@ -13,7 +13,12 @@ selected results. Where that work is not linear (`abs`, a product of tensors, a 
 is first zeroed outside the mask (`pred.masked_fill(~m, 0)`): a NaN or inf in an unselected element
 (often the reason for the mask) would otherwise reach the gradient as `0 * nan`. Only operations
 that are finite at 0 with a finite derivative there are accepted, so the zeroed elements cost
-nothing in value or gradient.
+nothing in value or gradient; where the work takes a `log`, `sqrt`, `rsqrt` or `reciprocal` or
+divides by a selection (a depth loss's `log(pred) - log(gt)`, a relative error `|p - g| / g`),
+the fill is 1 instead, finite with a finite derivative under all of these and the others.
+Names bound to such work (`pred = pred[m]; gt = gt[m]; err = pred - gt`) form a chain in one
+block: each becomes the work on the whole tensors, and every reduction of them keeps the selected
+results, provided no name of the chain is read after its block or assigned again.
 
 Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, or a loss with
 reduction `mean`/`sum`; one mask for every selection, with the shape of each selected tensor (a
@@ -47,6 +52,9 @@ _CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short
 # Elementwise methods/functions of one tensor, all finite at 0 with a finite derivative there.
 _LINEAR_UNARY = frozenset({"neg", "negative"})
 _NONLINEAR_UNARY = frozenset({"abs", "square", "absolute"})
+# Elementwise functions of one tensor that are finite, with a finite derivative, at 1 (not at 0):
+# unselected elements are filled with 1 where these appear.
+_POSITIVE_UNARY = frozenset({"log", "log2", "log10", "sqrt", "rsqrt", "reciprocal"})
 _BOOL_UNARY = frozenset({"logical_not", "isnan", "isfinite", "isinf", "isposinf", "isneginf", "signbit"})
 _BINARY = {  # method/function name -> the operator it is
     "add": ast.Add, "sub": ast.Sub, "subtract": ast.Sub, "mul": ast.Mult, "multiply": ast.Mult,
@@ -112,7 +120,7 @@ class MaskedReductionFixer:
                 f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}` "
                 "(a mask over leading dimensions selects rows), and they are not plain names to check while tracing",
             )
-        replacement = _replacement(ctx, reduction, leaves, mask, nonlinear)
+        replacement = _replacement(ctx, reduction, leaves, mask, nonlinear, "1" if leaves.positive else "0")
         edits: list[Edit] = []
         if unproven:
             check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
@@ -127,21 +135,21 @@ class MaskedReductionFixer:
         return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
 
     def _plan_named(self, finding: Finding, ctx: FixContext, function: Function, selection: Selection, binding: ast.Assign) -> Fix:
-        """`diff = pred[m] - gt[m]` then only full reductions of `diff` (`(diff ** 2).mean()`):
-        `diff` becomes the elementwise work on the whole tensors (zeroed outside the mask first
-        where the work is not linear) and each reduction keeps the selected results with
-        `torch.where`, as in the one-expression case. Shapes not proven are checked while tracing,
-        at the binding and at every reduction alike (the original code runs where the check fails)."""
-        name = binding.targets[0].id  # type: ignore[attr-defined]
+        """`diff = pred[m] - gt[m]` then only full reductions of `diff` (`(diff ** 2).mean()`), or a
+        chain of such names (`pred = pred[m]; gt = gt[m]; err = pred - gt`): each name becomes the
+        elementwise work on the whole tensors (zeroed outside the mask first where the work is not
+        linear, and a name that re-binds its own selection always) and each reduction keeps the
+        selected results with `torch.where`, as in the one-expression case. Shapes not proven are
+        checked while tracing, at each binding and at every reduction alike (the original code
+        runs where the check fails)."""
         mask = selection.mask
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
+        name = binding.targets[0].id  # type: ignore[attr-defined]
         if not _is_reference(mask):
             raise DeclineError("mask-shape", f"the mask `{ctx.code(mask)[:30]}` is not a plain name, to read again where `{name}` is reduced")
         if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
         nodes = list(ast.walk(function))
-        if sum(1 for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)) != 1:
-            raise DeclineError("not-a-reduction", f"`{name}` is assigned more than once in the function")
         root = reference_root(mask)
         for node in nodes:
             stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
@@ -149,36 +157,55 @@ class MaskedReductionFixer:
             if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
                 raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
-        leaves = _Leaves()
-        nonlinear = _collect(ctx, binding.value, mask, leaves)
-        uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-        if not uses:
-            raise DeclineError("not-a-reduction", f"`{name}` is never reduced")
+        chain = _chain(ctx, binding, mask)
+        names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
+        positive = any(leaves.positive for _, leaves in chain)
+        nonlinear = any(leaves.nonlinear for _, leaves in chain)
+        block_end = max((n.end_lineno or n.lineno) for stmt, _ in chain for n in _rest_of_block(ctx, stmt))
         reductions: list[tuple[_Reduction, _Leaves]] = []
-        for use in uses:
-            try:
-                reduction = _enclosing_reduction(ctx, use)
-            except DeclineError as declined:
-                raise DeclineError(declined.key, f"`{name}` (elementwise work on the selection): {declined.reason}") from None
-            if any(r.call is reduction.call for r, _ in reductions):
-                continue
-            found = _Leaves(frozenset({name}))
-            nonlinear = any([_collect(ctx, operand, mask, found) for operand in reduction.operands]) or nonlinear or reduction.loss is not None
-            reductions.append((reduction, found))
+        for chained, _ in chain:
+            bound = chained.targets[0].id  # type: ignore[attr-defined]
+            _check_no_later_store(nodes, bound, chained)
+            after = (chained.end_lineno or chained.lineno, chained.end_col_offset or 0)
+            uses = [n for n in nodes if isinstance(n, ast.Name) and n.id == bound and isinstance(n.ctx, ast.Load) and (n.lineno, n.col_offset) > after]
+            if not uses and chained is binding:
+                raise DeclineError("not-a-reduction", f"`{bound}` is never reduced")
+            for use in uses:
+                if use.lineno > block_end:
+                    raise DeclineError("not-a-reduction", f"`{bound}` is read after the block that binds it, where it may hold the unselected value")
+                if any(ctx.contains(other.value, use) for other, _ in chain):
+                    continue  # elementwise work of a later name in the chain
+                try:
+                    reduction = _enclosing_reduction(ctx, use)
+                except DeclineError as declined:
+                    raise DeclineError(declined.key, f"`{bound}` (elementwise work on the selection): {declined.reason}") from None
+                if any(r.call is reduction.call for r, _ in reductions):
+                    continue
+                found = _Leaves(names)
+                found.nonlinear = any([_collect(ctx, operand, mask, found) for operand in reduction.operands])
+                positive = positive or found.positive
+                nonlinear = nonlinear or found.nonlinear or reduction.loss is not None
+                reductions.append((reduction, found))
+        if any(_rebinds(stmt) for stmt, _ in chain):
+            nonlinear = True  # `pred = pred[m]` becomes `pred = pred.masked_fill(~m, 0)`, not `pred = pred`
+        fill = "1" if positive else "0"
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-        all_leaves = [*leaves, *(leaf for _, found in reductions for leaf in found)]
+        all_leaves = [leaf for _, leaves in chain for leaf in leaves] + [leaf for _, found in reductions for leaf in found]
         unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
         if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in all_leaves)):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}`, and they are not plain names to check while tracing")
         check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
-        full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
-        value = ctx.code_with(binding.value, full)
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
-        value_text = value if check is None else checked_or_original(value, check, ctx.code(binding.value))
-        replacements[ctx.cst_node(function, binding.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
+        for chained, leaves in chain:
+            full = {id(leaf.node): _filled(ctx, leaf, mask, nonlinear, fill) for leaf in leaves}
+            value = ctx.code_with(chained.value, full)
+            if not leaves:
+                continue  # work on names of the chain only: its text stays, and so does its meaning
+            value_text = value if check is None else checked_or_original(value, check, ctx.code(chained.value))
+            replacements[ctx.cst_node(function, chained.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
         for reduction, found in reductions:
-            text = _replacement(ctx, reduction, found, mask, nonlinear)
+            text = _replacement(ctx, reduction, found, mask, nonlinear, fill)
             if check is not None:
                 text = checked_or_original(text, check, ctx.code(reduction.call))
             replacements[ctx.cst_node(function, reduction.call, cst.Call)] = cst.parse_expression(text)
@@ -190,6 +217,61 @@ class MaskedReductionFixer:
             if import_edit is not None:
                 edits.append(import_edit)
         return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
+
+
+def _chain(ctx: FixContext, binding: ast.Assign, mask: ast.expr) -> list[tuple[ast.Assign, _Leaves]]:
+    """`binding` and the statements after it in its block that bind one name to elementwise work
+    on selections by `mask` or on names bound so (`gt = gt[m]`, `err = pred - gt`), each with the
+    leaves found in its value. The first must be such work (or the reason it is not is raised)."""
+    block = _rest_of_block(ctx, binding)
+    chain: list[tuple[ast.Assign, _Leaves]] = []
+    names: frozenset[str] = frozenset()
+    for statement in block:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+            continue
+        leaves = _Leaves(names)
+        try:
+            leaves.nonlinear = _collect(ctx, statement.value, mask, leaves)
+        except DeclineError:
+            if statement is binding:
+                raise
+            continue
+        reads_chain = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(statement.value))
+        if statement is not binding and not leaves and not reads_chain:
+            continue  # arithmetic on numbers only: nothing selected
+        chain.append((statement, leaves))
+        names = names | {statement.targets[0].id}
+    return chain
+
+
+def _rest_of_block(ctx: FixContext, statement: ast.stmt) -> list[ast.stmt]:
+    """`statement` and the statements after it in its block."""
+    parent = ctx.parent(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and any(s is statement for s in block):
+            return block[next(i for i, s in enumerate(block) if s is statement):]
+    return [statement]
+
+
+def _check_no_later_store(nodes: list[ast.AST], name: str, binding: ast.Assign) -> None:
+    for node in nodes:
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) and node.lineno > binding.lineno:
+            raise DeclineError("not-a-reduction", f"`{name}` is assigned again after `{name} = ...`")
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name and node.lineno > binding.lineno:
+            raise DeclineError("not-a-reduction", f"`{name}` is assigned again after `{name} = ...`")
+
+
+def _rebinds(binding: ast.Assign) -> bool:
+    """`pred = pred[m]`: the name re-binds a selection of its own value."""
+    name = binding.targets[0].id  # type: ignore[attr-defined]
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(binding.value))
+
+
+def _filled(ctx: FixContext, leaf: Selection, mask: ast.expr, nonlinear: bool, fill: str) -> str:
+    """The whole tensor in place of the selection `leaf`: with `fill` outside the mask where the
+    work on it is not linear (a NaN or inf there would reach the gradient as `0 * nan`)."""
+    return f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, {fill})" if nonlinear else ctx.atom(leaf.tensor)
 
 
 def _binding(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
@@ -245,7 +327,7 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
                 return _Reduction(parent, leaf, (node,))
             if name.startswith(("torch.nn.functional.", "torch.")) and leaf in _ELEMENTWISE_LOSSES:
                 return _loss_reduction(ctx, parent, leaf)
-            if name.startswith("torch.") and (leaf in _BINARY or leaf in _LINEAR_UNARY | _NONLINEAR_UNARY | _BOOL_UNARY):
+            if name.startswith("torch.") and (leaf in _BINARY or leaf in _LINEAR_UNARY | _NONLINEAR_UNARY | _BOOL_UNARY | _POSITIVE_UNARY):
                 node = parent
                 continue
         raise DeclineError("not-a-reduction", "the selected elements are used as a tensor, not only reduced")
@@ -283,6 +365,8 @@ class _Leaves(list[Selection]):
     def __init__(self, named: frozenset[str] = frozenset()) -> None:
         super().__init__()
         self.named = named
+        self.nonlinear = False  # the work on them is not linear: unselected elements are filled first
+        self.positive = False  # some work needs a positive operand (`log`, a divisor): the fill is 1
 
 
 def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: _Leaves) -> bool:
@@ -308,6 +392,10 @@ def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: _Leaves) -
         function, args = _call_parts(ctx, node)
         if len(args) == 1 and function in _CASTS | _LINEAR_UNARY | _BOOL_UNARY | _NONLINEAR_UNARY:
             return _collect(ctx, args[0], mask, leaves) or function in _NONLINEAR_UNARY
+        if len(args) == 1 and function in _POSITIVE_UNARY:
+            leaves.positive = True
+            _collect(ctx, args[0], mask, leaves)
+            return True
         if len(args) == 2 and function == "to" and (ctx.qualname(args[1]) or "").removeprefix("torch.") in DTYPE_NAMES:
             return _collect(ctx, args[0], mask, leaves)  # a cast to a named dtype
         if len(args) == 2 and function in _BINARY:
@@ -336,6 +424,11 @@ def _binary(ctx: FixContext, op: ast.AST, left: ast.expr, right: ast.expr, mask:
         return _collect(ctx, left, mask, leaves) | _collect(ctx, right, mask, leaves) | (not constant)
     if isinstance(op, ast.Div) and _number(right) not in (None, 0):
         return _collect(ctx, left, mask, leaves)
+    if isinstance(op, ast.Div) and _number(right) is None:  # a divisor selected by the mask: filled with 1
+        leaves.positive = True
+        _collect(ctx, left, mask, leaves)
+        _collect(ctx, right, mask, leaves)
+        return True
     if isinstance(op, ast.Pow) and isinstance(_number(right), int) and _number(right) >= 1:  # type: ignore[operator]
         return _collect(ctx, left, mask, leaves) or _number(right) != 1
     raise DeclineError(
@@ -356,9 +449,9 @@ def _number(node: ast.expr) -> int | float | None:
     return None
 
 
-def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection], mask: ast.expr, nonlinear: bool) -> str:
+def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection], mask: ast.expr, nonlinear: bool, fill: str = "0") -> str:
     torch = ctx.torch_name()
-    full = {id(leaf.node): f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, 0)" if nonlinear else ctx.atom(leaf.tensor) for leaf in leaves}
+    full = {id(leaf.node): _filled(ctx, leaf, mask, nonlinear, fill) for leaf in leaves}
     operands = [ctx.code_with(operand, full) for operand in reduction.operands]
     if reduction.loss is not None:
         keywords = "".join(f", {k.arg}={ctx.code(k.value)}" for k in reduction.loss_keywords)

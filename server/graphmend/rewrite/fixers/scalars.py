@@ -68,6 +68,10 @@ class ScalarFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
+        if conversion == "float" and not signatures.is_floating(value_dtype):
+            # float(t) of an integer or unknown dtype is a Python float: float64 holds it exactly
+            # (as it holds every float32 or int value), and meets tensors as that float did
+            replacement, value_dtype = f"{replacement}.double()", ("const", "float64")
         return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion, self.title)
 
     def _plan_count(self, finding: Finding, ctx: FixContext) -> Fix:
@@ -139,13 +143,14 @@ class ScalarFixer:
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
-            replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype)
+            replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype, conversion == "float")
+            end, replacement = _as_python_divides(ctx, parent, end, replacement)
         elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             if steps:
                 if problem is not None:
                     raise DeclineError("python-arithmetic", problem)
                 replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
-            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype)
+            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, conversion == "float")
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -208,6 +213,13 @@ class ScalarFixer:
             known = "a Python value" if ctx.kind(other) in (Kind.PY, Kind.PY_SEQ, Kind.NONE) else "not known to be a tensor"
             raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is {known}")
         other_dtype = signatures._norm(signatures.of(other).dtype)
+        if value_dtype == other_dtype and value_dtype != UNKNOWN and isinstance(operation.op, _ARITHMETIC):
+            # `x / x.abs().max().item()`: a 0-d tensor of `x`'s own dtype promotes with `x` as the
+            # Python number did, whatever that dtype is (int32 + int stays int32, so does int32 +
+            # 0-d int32; a float meets a float of its own width).
+            if ctx.kind(operation) not in TENSOR_KINDS:
+                raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
+            return
         if value_dtype == ("const", "int64") and _takes_an_int_as_python_does(ctx, other, other_dtype):
             if ctx.kind(operation) not in TENSOR_KINDS:
                 raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
@@ -227,7 +239,14 @@ class ScalarFixer:
             raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
 
     def _check_variable(
-        self, ctx: FixContext, signatures: Signatures, function: ast.AST, statement: ast.Assign, name: str, value_dtype: tuple
+        self,
+        ctx: FixContext,
+        signatures: Signatures,
+        function: ast.AST,
+        statement: ast.Assign,
+        name: str,
+        value_dtype: tuple,
+        python_float: bool = False,
     ) -> list[tuple[ast.expr, str]]:
         """Checks every use; returns the uses that go through Python arithmetic first (`s + eps`)
         with their tensor form."""
@@ -251,7 +270,10 @@ class ScalarFixer:
                 # quoted code rather than a line number: earlier fixes in the file move lines
                 context = ctx.code(parent)[:40] if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
-            text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype)
+            text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype, python_float)
+            if _reflected_division(parent, end) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parent.right)):
+                raise DeclineError("used-as-number", f"`{ctx.code(parent)[:40]}` divides by an expression of `{name}` itself")
+            end, text = _as_python_divides(ctx, parent, end, text)
             if text != name:
                 chains.append((end, text))
         return chains
@@ -267,6 +289,7 @@ class ScalarFixer:
         tensor: ast.expr,
         base: str,
         value_dtype: tuple,
+        python_float: bool = False,
     ) -> str:
         """The number (`base`, after its Python `steps`) as an operand of tensor arithmetic. Where
         the other operand is a named floating tensor, Python's float64 number is rounded once to
@@ -284,8 +307,8 @@ class ScalarFixer:
                 target = None
                 if declined.key == "dtype-mismatch":
                     target = _meeting_dtype(ctx, signatures, other)
-                elif declined.key == "dtype-unknown" and _number_literal(value_dtype) is not None:
-                    target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype))
+                elif declined.key == "dtype-unknown" and _number_literal(value_dtype, python_float) is not None:
+                    target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, python_float))
                 if target is None:
                     raise
                 return f"{base}.to({target})"
@@ -299,7 +322,7 @@ class ScalarFixer:
                 return _chain_text(ctx, start, steps, tensor, base, value_dtype)
             except DeclineError as declined:
                 own_dtype = declined
-        target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, steps.float_result))
+        target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, steps.float_result or python_float))
         if target is not None:
             return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
         if own_dtype is not None:
@@ -308,6 +331,21 @@ class ScalarFixer:
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _reflected_division(operation: ast.BinOp, number: ast.expr) -> bool:
+    """`number / tensor`: Python computes it as `tensor.reciprocal() * number`."""
+    return isinstance(operation.op, ast.Div) and operation.left is number
+
+
+def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, text: str) -> tuple[ast.expr, str]:
+    """The node to replace and its text, for the number's tensor form `text` as an operand of
+    `operation`. A Python number divided by a tensor is `Tensor.__rtruediv__`, which multiplies
+    by the tensor's reciprocal (rounding twice); a 0-d tensor would divide directly (rounding
+    once, so the last bit can differ): the rewrite writes out what Python did."""
+    if not _reflected_division(operation, number):
+        return number, text
+    return operation, f"({ctx.atom(operation.right)}.reciprocal() * {text})"
 
 
 def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
@@ -390,24 +428,31 @@ def _number_literal(value_dtype: tuple, float_result: bool = False) -> str | Non
     return "1" if value_dtype[0] == "const" and value_dtype[1] != "bool" else None
 
 
+# Floating dtypes that take a Python number at their own width (float16 and bfloat16 compute, and
+# take numbers, at float32: measured on torch 2.13 for + - * /).
+_FULL_PRECISION = frozenset({"float32", "float64"})
+
+
 def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, number: str | None = "1.0") -> str | None:
     """The dtype a Python number takes when it meets tensor `node` in arithmetic, as code: any
-    number takes the dtype of a floating tensor (`torch.float32` when known, `x.dtype` for a name
-    or `self.scale`). For a tensor of unknown dtype, `_graphmend_number_dtype(x, 1.0)` (or `1` for
-    an int `number`), which dynamo settles while tracing: an integer `x` meets a float in the
+    number takes the dtype of a float32 or float64 tensor (`torch.float32` when known). Otherwise
+    `_graphmend_number_dtype(x, 1.0)` (or `1` for an int `number`), which dynamo settles while
+    tracing: a float16 or bfloat16 `x` takes it at float32, an integer `x` meets a float in the
     default float dtype and an int in its own (`torch.result_type` itself breaks the graph). None
     when the number's type (`number` None) or the tensor's dtype cannot be named, or `node` is not
     a name (evaluating it twice could cost)."""
     if ctx.kind(node) not in TENSOR_KINDS:
         return None
     dtype = signatures._norm(signatures.of(node).dtype)
-    if dtype[0] == "const" and dtype[1] in FLOATS:
+    if dtype[0] == "const" and dtype[1] in _FULL_PRECISION:
         return f"{ctx.torch_name()}.{dtype[1]}"
     reference = isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
     if not reference:
         return None
     if signatures.is_floating(dtype):
-        return f"{ctx.code(node)}.dtype"
+        # float16 and bfloat16 take a Python number at float32, not at their own dtype: the helper
+        # says which (a number of either type meets a floating tensor alike)
+        return call_text(NUMBER_DTYPE, ctx.code(node), "1.0")
     return None if number is None else call_text(NUMBER_DTYPE, ctx.code(node), number)
 
 
