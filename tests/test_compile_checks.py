@@ -215,9 +215,11 @@ def test_arithmetic_through_a_mask_is_checked_for_a_dtype_it_keeps(tmp_path: Pat
 
 
 @pytest.mark.parametrize("number", [1, 1.0])
-def test_the_number_dtype_helper_says_what_result_type_says(number: float) -> None:
-    """`_graphmend_number_dtype(x, n)` stands in for `torch.result_type(x, n)` (which breaks the
-    graph): for every dtype, with and without dimensions, it must name the same dtype."""
+def test_a_number_rounded_by_the_helper_gives_the_result_type_python_gives(number: float) -> None:
+    """`_graphmend_number_dtype(x, n)` is the dtype a Python number is taken at when it meets `x`
+    (`torch.result_type` itself breaks the graph): for every dtype, with and without dimensions,
+    the number rounded to it must meet `x` in the result dtype the Python number gives (the values
+    are compared bit for bit in test_number_dtype.py)."""
     from graphmend.rewrite.compile_checks import _TEXTS, NUMBER_DTYPE
 
     namespace: dict[str, object] = {"torch": torch}
@@ -227,4 +229,5 @@ def test_the_number_dtype_helper_says_what_result_type_says(number: float) -> No
     for dtype in dtypes:
         for shape in ((), (3,)):
             tensor = torch.zeros(shape, dtype=dtype)
-            assert helper(tensor, number) == torch.result_type(tensor, number), (dtype, shape)  # type: ignore[operator]
+            kept = torch.tensor(number).to(helper(tensor, number))  # type: ignore[operator]
+            assert torch.result_type(tensor, kept) == torch.result_type(tensor, number), (dtype, shape)

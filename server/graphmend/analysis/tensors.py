@@ -230,6 +230,9 @@ class Evaluator:
         self.kinds: dict[int, Kind] = {}
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
+        # parameters named as masks and never re-bound (`mask`, `padding_mask`): `mask & (x > 0)`
+        # is a boolean mask too, where the name alone would be no evidence of a dtype
+        self.mask_names: frozenset[str] = frozenset()
         self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
         self._on_expr = self.observer.on_expr  # bound once: `visit` calls it for most nodes
         # Node types `on_expr` wants to see; calling a hook for every node would cost a third of
@@ -385,7 +388,12 @@ class Evaluator:
     def _binop(self, node: ast.BinOp) -> Kind:
         left = self.visit(node.left)
         right = self.visit(node.right)
-        return binop_kind(left, right, node.op)
+        kind = binop_kind(left, right, node.op)
+        if kind is Kind.TENSOR and self.mask_names and isinstance(node.op, _BOOL_PRESERVING_OPS):
+            named = [isinstance(side, ast.Name) and side.id in self.mask_names for side in (node.left, node.right)]
+            if (named[0] and right in BOOL_KINDS) or (named[1] and left in BOOL_KINDS) or all(named):
+                return Kind.BOOL
+        return kind
 
     def _unaryop(self, node: ast.UnaryOp) -> Kind:
         if isinstance(node.op, ast.Not):

@@ -138,9 +138,9 @@ NUMBER_DTYPE = "_graphmend_number_dtype"
 _NUMBER_DTYPE_TEXT = '''
 
 def {name}(tensor, number):
-    """The dtype of `tensor op number` for a Python int or float `number`: the dtype the number is
-    rounded to when it meets `tensor` (what `torch.result_type(tensor, number)` says, written so
-    that dynamo settles it while tracing, at no graph break).
+    """The dtype a Python int or float `number` is taken at when it meets `tensor` in arithmetic,
+    so that a 0-d tensor rounded to it gives `tensor op number`'s result dtype and values (written
+    so that dynamo settles it while tracing, at no graph break: `torch.result_type` breaks).
 
     Added by GraphMend: a number kept as a 0-d tensor is rounded to this dtype first, as Python's
     number was, so the arithmetic gives the same values and dtype. float16 and bfloat16 tensors

@@ -112,8 +112,36 @@ class BooleanMaskIndex(Rule):
             """,
             note="a parameter named as a mask (`mask`, `*_mask`) with no annotation is taken at its word",
         ),
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(pred, target, mask):
+                valid = mask & (target > 0)
+                return pred[valid].abs().sum()  # expect: GM402
+
+            def sample():
+                return f, (torch.randn(4), torch.randn(4), torch.tensor([True, False, True, True])), {}
+            """,
+            note="a mask parameter combined with a comparison by `&` is a boolean mask too",
+        ),
     )
     ok = (
+        example(
+            """
+            import torch
+
+            @torch.compile
+            def f(pred, target, flags):
+                picked = flags & (target > 0)
+                return pred[picked].abs().sum()
+
+            def sample():
+                return f, (torch.randn(4), torch.randn(4), torch.tensor([1, 0, 3, 1])), {}
+            """,
+            note="`flags` is not named as a mask: with an integer tensor `&` gives integer indices, a gather",
+        ),
         compiled(
             """
             y = x.clone()
