@@ -186,6 +186,10 @@ class EvaluationObserver(Protocol):
     def exit_comprehension(self, node: ast.expr) -> None:
         """Matches enter_comprehension."""
 
+    def named_mask(self, node: ast.AST) -> bool:
+        """Whether `node` is a parameter named as a boolean mask (`mask`, `padding_mask`) and never
+        re-bound: the name is the only evidence of its dtype there is."""
+
 
 class _Unobserved:
     """The observer of an evaluation nobody listens to (module-level and `__init__` facts)."""
@@ -207,6 +211,9 @@ class _Unobserved:
 
     def exit_comprehension(self, node: ast.expr) -> None:
         pass
+
+    def named_mask(self, node: ast.AST) -> bool:
+        return False
 
 
 class Evaluator:
@@ -230,9 +237,6 @@ class Evaluator:
         self.kinds: dict[int, Kind] = {}
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
-        # parameters named as masks and never re-bound (`mask`, `padding_mask`): `mask & (x > 0)`
-        # is a boolean mask too, where the name alone would be no evidence of a dtype
-        self.mask_names: frozenset[str] = frozenset()
         self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
         self._on_expr = self.observer.on_expr  # bound once: `visit` calls it for most nodes
         # Node types `on_expr` wants to see; calling a hook for every node would cost a third of
@@ -389,8 +393,9 @@ class Evaluator:
         left = self.visit(node.left)
         right = self.visit(node.right)
         kind = binop_kind(left, right, node.op)
-        if kind is Kind.TENSOR and self.mask_names and isinstance(node.op, _BOOL_PRESERVING_OPS):
-            named = [isinstance(side, ast.Name) and side.id in self.mask_names for side in (node.left, node.right)]
+        if kind is Kind.TENSOR and isinstance(node.op, _BOOL_PRESERVING_OPS):
+            # `mask & (x > 0)`, with `mask` a parameter named as a mask: a boolean mask too
+            named = [self.observer.named_mask(side) for side in (node.left, node.right)]
             if (named[0] and right in BOOL_KINDS) or (named[1] and left in BOOL_KINDS) or all(named):
                 return Kind.BOOL
         return kind

@@ -133,9 +133,6 @@ class FunctionWalker:
             text = self.module.source.text_of(self.function)
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.evaluator.env[name] = Kind.TENSOR
-        if self.mask_params:
-            stored = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-            self.evaluator.mask_names = frozenset(self.mask_params - stored)
 
     def _evidence_call(self, callee: str) -> bool:
         """Whether passing a value to `callee` (dotted source text) shows the value is a tensor:

@@ -79,6 +79,15 @@ def _containing_block(ctx: FixContext, stmt: ast.stmt) -> tuple[ast.AST, list[as
     return None
 
 
+def rest_of_block(ctx: FixContext, stmt: ast.stmt) -> list[ast.stmt]:
+    """`stmt` and the statements after it in its block (just `stmt` outside any block)."""
+    found = _containing_block(ctx, stmt)
+    if found is None:
+        return [stmt]
+    block = found[1]
+    return block[next(i for i, s in enumerate(block) if s is stmt) :]
+
+
 def defined_before(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     """Whether `name` is bound on every path that reaches `stmt` (inside its function)."""
     function = ctx.function_of(stmt)

@@ -40,6 +40,7 @@ from ...analysis.kinds import BOOL_KINDS
 from ...findings import Edit, Finding
 from ..compile_checks import MASK_SELECTS_ALIKE, call_text, checked_or_original, helper_edits
 from ..context import FixContext
+from ..flow import rest_of_block
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
@@ -157,11 +158,12 @@ class MaskedReductionFixer:
             if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
                 raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
-        chain = _chain(ctx, binding, mask)
+        block = rest_of_block(ctx, binding)
+        chain = _chain(ctx, block, mask)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
         positive = any(leaves.positive for _, leaves in chain)
         nonlinear = any(leaves.nonlinear for _, leaves in chain)
-        block_end = max((n.end_lineno or n.lineno) for stmt, _ in chain for n in _rest_of_block(ctx, stmt))
+        block_end = block[-1].end_lineno or block[-1].lineno
         reductions: list[tuple[_Reduction, _Leaves]] = []
         for chained, _ in chain:
             bound = chained.targets[0].id  # type: ignore[attr-defined]
@@ -219,11 +221,12 @@ class MaskedReductionFixer:
         return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
 
 
-def _chain(ctx: FixContext, binding: ast.Assign, mask: ast.expr) -> list[tuple[ast.Assign, _Leaves]]:
-    """`binding` and the statements after it in its block that bind one name to elementwise work
-    on selections by `mask` or on names bound so (`gt = gt[m]`, `err = pred - gt`), each with the
-    leaves found in its value. The first must be such work (or the reason it is not is raised)."""
-    block = _rest_of_block(ctx, binding)
+def _chain(ctx: FixContext, block: list[ast.stmt], mask: ast.expr) -> list[tuple[ast.Assign, _Leaves]]:
+    """The binding `block` starts with and the statements after it that bind one name to
+    elementwise work on selections by `mask` or on names bound so (`gt = gt[m]`, `err = pred -
+    gt`), each with the leaves found in its value. The first must be such work (or the reason it
+    is not is raised)."""
+    binding = block[0]
     chain: list[tuple[ast.Assign, _Leaves]] = []
     names: frozenset[str] = frozenset()
     for statement in block:
@@ -244,21 +247,10 @@ def _chain(ctx: FixContext, binding: ast.Assign, mask: ast.expr) -> list[tuple[a
     return chain
 
 
-def _rest_of_block(ctx: FixContext, statement: ast.stmt) -> list[ast.stmt]:
-    """`statement` and the statements after it in its block."""
-    parent = ctx.parent(statement)
-    for field in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field, None)
-        if isinstance(block, list) and any(s is statement for s in block):
-            return block[next(i for i, s in enumerate(block) if s is statement):]
-    return [statement]
-
-
 def _check_no_later_store(nodes: list[ast.AST], name: str, binding: ast.Assign) -> None:
+    """Declines when `name` is stored again after `binding` (an augmented assignment's target is a store too)."""
     for node in nodes:
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Store) and node.lineno > binding.lineno:
-            raise DeclineError("not-a-reduction", f"`{name}` is assigned again after `{name} = ...`")
-        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name and node.lineno > binding.lineno:
             raise DeclineError("not-a-reduction", f"`{name}` is assigned again after `{name} = ...`")
 
 

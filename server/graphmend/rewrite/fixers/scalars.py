@@ -213,7 +213,7 @@ class ScalarFixer:
             known = "a Python value" if ctx.kind(other) in (Kind.PY, Kind.PY_SEQ, Kind.NONE) else "not known to be a tensor"
             raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is {known}")
         other_dtype = signatures._norm(signatures.of(other).dtype)
-        if value_dtype == other_dtype and value_dtype != UNKNOWN and isinstance(operation.op, _ARITHMETIC):
+        if value_dtype == other_dtype and value_dtype != UNKNOWN:
             # `x / x.abs().max().item()`: a 0-d tensor of `x`'s own dtype promotes with `x` as the
             # Python number did, whatever that dtype is (int32 + int stays int32, so does int32 +
             # 0-d int32; a float meets a float of its own width).
