@@ -15,7 +15,8 @@ from . import torch_api
 # Parameter names that announce a Python flag, setting or size rather than a tensor.
 NOT_A_TENSOR_NAME = re.compile(
     r"^(is|use|has|do|output|return|enable|disable|apply|with|skip|need|should|allow|keep|train|inplace|num|n)(_|$)"
-    r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k)$"
+    r"|^(training|verbose|debug|deterministic|causal|config|cfg|mode|name|axis|step|epoch|k"
+    r"|steps|iters|iterations|epochs|repeats|rounds|trials|max_iter|max_iters|max_steps)$"
     r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
 )
 # Parameter names that announce a boolean mask; used only where a mask matters to dynamo (an index).

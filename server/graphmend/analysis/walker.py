@@ -476,7 +476,15 @@ class FunctionWalker:
 
     def _if(self, stmt: ast.If) -> bool:
         truth = self.evaluator.static_truth(stmt.test)
-        self.evaluator.visit_truth(stmt.test, "if")
+        saved = self.amplifiers
+        if stmt.body and isinstance(stmt.body[-1], ast.Return):
+            # `if <tensor test>: ... return` in a loop: torch 2.13 resumes after a break in such a
+            # test instead of running the function eagerly (measured: tests/corpus/amp_if_return_*)
+            self.amplifiers = [a for a in saved if a.kind != "loop"]
+        try:
+            self.evaluator.visit_truth(stmt.test, "if")
+        finally:
+            self.amplifiers = saved
         if truth is True:
             return self.walk_body(stmt.body)
         if truth is False:

@@ -146,6 +146,14 @@ def annotation_type(ctx: FixContext, annotation: ast.expr | None) -> PyType | No
     return None
 
 
+# `torch.finfo(dtype).eps` and kin: Python numbers describing a dtype (the usual epsilon of a loss
+# or an accuracy), known without running anything.
+_NUMBER_LIMITS: dict[str, dict[str, PyType]] = {
+    "torch.finfo": {name: FLOAT for name in ("eps", "max", "min", "tiny", "smallest_normal", "resolution")} | {"bits": INT},
+    "torch.iinfo": {"max": INT, "min": INT, "bits": INT},
+}
+
+
 def _attribute_type(ctx: FixContext, expr: ast.Attribute, function: Function) -> PyType | None:
     if ctx.kind(expr.value) in TENSOR_KINDS:
         if expr.attr in _SIZE_ATTRIBUTES:
@@ -155,6 +163,10 @@ def _attribute_type(ctx: FixContext, expr: ast.Attribute, function: Function) ->
         return PyType(expr.attr) if expr.attr in ("dtype", "device") else None
     if expr.attr in ("__name__", "__qualname__"):
         return STR
+    if isinstance(expr.value, ast.Call):
+        limits = _NUMBER_LIMITS.get(ctx.qualname(expr.value.func) or "", {})
+        if expr.attr in limits:
+            return limits[expr.attr]
     if isinstance(expr.value, ast.Name) and expr.value.id == self_name(function):
         return BOOL if expr.attr == "training" else self_attribute_type(ctx, function, expr.attr)
     return None

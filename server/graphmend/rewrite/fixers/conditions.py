@@ -35,6 +35,8 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
     whole = whole_comparison_text(ctx, test, torch)
     if whole is not None:
         return whole
+    if isinstance(test, ast.Compare) and len(test.ops) > 1:
+        return _chained_comparison_text(ctx, test, torch, signatures)
     kind = ctx.kind(test)
     if kind not in TENSOR_KINDS:
         compared = number_comparison_text(ctx, test, signatures)
@@ -51,6 +53,43 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
     boolean = kind in BOOL_KINDS or (signature is not None and signature.dtype == ("const", "bool"))
     text = ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
     return f"({text}).reshape(())" if single else text
+
+
+_OPERATORS: dict[type[ast.cmpop], str] = {
+    ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+}  # fmt: skip
+
+
+def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, signatures: Signatures | None) -> str:
+    """`lo <= t <= hi` is `(lo <= t) and (t <= hi)`: Python asks for the truth of each link, so
+    the whole chain, written as one tensor expression, still breaks the graph. Each link becomes a
+    0-d comparison and the links are joined with `logical_and`. The middle operands are written
+    twice, which the caller's purity check makes harmless; every link must compare a single value
+    (a reduction or a 0-d tensor) with a number or another single value."""
+    operands = [test.left, *test.comparators]
+    links = []
+    for op, left, right in zip(test.ops, operands, operands[1:]):
+        if type(op) not in _OPERATORS:
+            raise DeclineError("python-condition", f"`{ctx.code(test)[:40]}` chains a comparison other than <, <=, >, >=, ==, !=")
+        tensors = [o for o in (left, right) if ctx.kind(o) in TENSOR_KINDS]
+        if not tensors:
+            raise DeclineError(
+                "python-condition", f"part of the condition (`{ctx.code(left)[:20]} ... {ctx.code(right)[:20]}`) is a Python value mixed into tensor logic"
+            )
+        for operand in tensors:
+            single = ctx.kind(operand) in SCALAR_KINDS or (
+                signatures is not None and signatures.of(operand).shape == SCALAR_SHAPE
+            )
+            if not single:
+                raise DeclineError(
+                    "chained-not-scalar",
+                    f"`{ctx.code(operand)[:40]}` in the chained comparison is not known to be a single value (a reduction such as .any() or .sum())",
+                )
+        links.append(f"{ctx.atom(left)} {_OPERATORS[type(op)]} {ctx.atom(right)}")
+    result = links[0]
+    for link in links[1:]:
+        result = f"{torch}.logical_and({result}, {link})"
+    return result
 
 
 def whole_comparison(ctx: FixContext, node: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] | None:

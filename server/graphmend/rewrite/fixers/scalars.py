@@ -146,11 +146,18 @@ class ScalarFixer:
             replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype, conversion == "float")
             end, replacement = _as_python_divides(ctx, parent, end, replacement)
         elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            python_float = conversion == "float"
+            if steps and problem is not None and steps.float_result:
+                # `n = t.item() + eps` with `t` of an unknown or integer dtype: Python holds a float64
+                # from the first float step on, and every real value (bool, int64 rounded to nearest,
+                # any float) becomes the same float64 as `t.double()`
+                replacement, value_dtype, python_float = f"{replacement}.double()", ("const", "float64"), True
+                steps, problem = _python_steps(ctx, signatures, call, value_dtype)
             if steps:
                 if problem is not None:
                     raise DeclineError("python-arithmetic", problem)
                 replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
-            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, conversion == "float")
+            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, python_float)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -520,7 +527,8 @@ def _chain_text(
     a floating value is taken in float64 and the result brought back to its own dtype, or to
     `back` (the dtype of the tensor it meets) when given."""
     torch = ctx.torch_name()
-    doubled = back is not None or value_dtype[0] != "const" or value_dtype[1] in FLOATS
+    already_double = value_dtype == ("const", "float64")  # float64 steps are Python's own: no round trip
+    doubled = back is not None or (not already_double and (value_dtype[0] != "const" or value_dtype[1] in FLOATS))
     arithmetic = back is not None or any(isinstance(s, ast.BinOp) for s in steps)
     if back is not None:
         base = f"{base}.double()"
