@@ -147,10 +147,10 @@ class ScalarFixer:
             end, replacement = _as_python_divides(ctx, parent, end, replacement)
         elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             python_float = conversion == "float"
-            if steps and problem is not None and steps.float_result:
+            if steps and problem is not None and _first_step_makes_a_float(ctx, call, steps, exact_int=conversion == "count"):
                 # `n = t.item() + eps` with `t` of an unknown or integer dtype: Python holds a float64
-                # from the first float step on, and every real value (bool, int64 rounded to nearest,
-                # any float) becomes the same float64 as `t.double()`
+                # from the first step on, and every real value (bool, int64 rounded to nearest, any
+                # float) becomes the same float64 as `t.double()`
                 replacement, value_dtype, python_float = f"{replacement}.double()", ("const", "float64"), True
                 steps, problem = _python_steps(ctx, signatures, call, value_dtype)
             if steps:
@@ -353,6 +353,23 @@ def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, 
     if not _reflected_division(operation, number):
         return number, text
     return operation, f"({ctx.atom(operation.right)}.reciprocal() * {text})"
+
+
+def _first_step_makes_a_float(ctx: FixContext, start: ast.expr, steps: _Steps, exact_int: bool) -> bool:
+    """Whether the first Python step turns the value into a float by adding, subtracting or
+    multiplying a float (`t.item() + eps`): Python rounds the value to float64 once, there, as
+    `.double()` does. Integer steps first (`n * 3 + eps`) are exact in Python at any size but not
+    in float64; so is an integer divided (`n / 2`, correctly rounded from the exact quotient),
+    which float64 matches only for integers it holds exactly (`exact_int`: a count)."""
+    first = steps[0]
+    if not isinstance(first, ast.BinOp):
+        return False
+    if isinstance(first.op, ast.Div):
+        return exact_int
+    other = first.right if first.left is start else first.left
+    function = ctx.function_of(other)
+    # known to be a float: a name of unknown type may hold an int, and int + int stays an int
+    return function is not None and value_type(ctx, other, function) == FLOAT
 
 
 def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> str | None:
