@@ -245,3 +245,31 @@ def test_the_fix_summary_counts_the_break_sites_dynamo_no_longer_reports(tmp_pat
     before, after = sites(original), sites(fixed)
     assert result.applied and before > after, (before, after)
     assert result.gone() == before - after, (before, after, [f.code for f in result.remaining])
+
+
+# Two findings with the same code, function and text: the first `if` declines (its branch writes
+# into `y`), the second is an assignment `where` can take. They used to share one key, so the
+# second was never planned and its line was reported with the first's reason.
+SAME_TEST_TWICE = '''import torch
+
+
+@torch.compile
+def f(x, y):
+    if x.sum() > 0:
+        y[0] = 1
+    if x.sum() > 0:
+        x = x * 2
+    return x, y
+'''
+
+
+def test_two_identical_tests_in_one_function_are_planned_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "twice.py").write_text(SAME_TEST_TWICE, encoding="utf-8")
+    _code, out, _ = run(capsys, "fix", "--diff", "twice.py")  # positions in the original text
+    assert "twice.py:8:8: GM101 would fix" in out, out
+    assert "twice.py:6:8: GM101 not fixed: a branch does more than assign a name (`y[0] = 1`)" in out, out
+    run(capsys, "fix", "twice.py")
+    fixed = (tmp_path / "twice.py").read_text(encoding="utf-8")
+    assert "x = torch.where(x.sum() > 0, x_if_true, x)" in fixed, fixed
+    assert "    if x.sum() > 0:\n        y[0] = 1\n" in fixed, fixed

@@ -147,7 +147,20 @@ def _key(finding: Finding, text_lines: list[str]) -> tuple[str, str, str]:
     return finding.code, finding.function, snippet.strip()
 
 
-def _accepted(text: str, batch: list[tuple[tuple[str, str, str], Fix]], declined: dict) -> list[tuple[tuple[str, str, str], Fix]]:
+def _numbered_keys(findings: list[Finding], text_lines: list[str]) -> list[tuple[str, str, str, int]]:
+    """Each finding's `_key` with the number of findings before it that share it: two identical
+    tests in one function (`if x.sum() > 0:` twice) are two findings, and the decline of one must
+    not be taken for the other's (the second, fixable, was never planned)."""
+    seen: dict[tuple[str, str, str], int] = {}
+    keys = []
+    for finding in findings:
+        key = _key(finding, text_lines)
+        keys.append((*key, seen.get(key, 0)))
+        seen[key] = seen.get(key, 0) + 1
+    return keys
+
+
+def _accepted(text: str, batch: list[tuple[tuple[str, str, str, int], Fix]], declined: dict) -> list[tuple[tuple[str, str, str, int], Fix]]:
     """The fixes of `batch` to apply: all of them when the result parses; otherwise the first one
     that parses alone (the others are planned again on the next analysis)."""
     if not batch:
@@ -176,10 +189,10 @@ def fix_source(
     config = config or Config()
     text = source
     applied: list[Fix] = []
-    declined: dict[tuple[str, str, str], Declined] = {}
+    declined: dict[tuple[str, str, str, int], Declined] = {}
     # the text of its function when each finding was declined: a fix elsewhere in that function
     # (`.item()` kept as a tensor) can make it fixable, so it is planned again once that changes
-    declined_in: dict[tuple[str, str, str], str | None] = {}
+    declined_in: dict[tuple[str, str, str, int], str | None] = {}
     original_at: dict[tuple[str, str, str], list[Span]] = {}  # key -> spans in the original text
     where: list[tuple[Finding, Span]] = []
     before: list[Finding] = []
@@ -197,12 +210,11 @@ def fix_source(
         # Fixes in different functions are planned on the same analysis and applied together;
         # a second fix in a function already being changed, or one with edits outside its
         # function (an added import), waits for the next round and its fresh analysis.
-        batch: list[tuple[tuple[str, str, str], Fix]] = []
+        batch: list[tuple[tuple[str, str, str, int], Fix]] = []
         taken: list[tuple[int, int]] = []
-        for finding in result.findings:
+        for finding, key in zip(result.findings, _numbered_keys(result.findings, lines)):
             if codes is not None and finding.code not in codes:
                 continue
-            key = _key(finding, lines)
             if not fixers_for(finding.code, level):
                 continue
             scope = ctx.function_lines(finding)
@@ -226,9 +238,10 @@ def fix_source(
         accepted = _accepted(text, batch, declined)
         for key, fix in accepted:
             applied.append(fix)
-            spans = original_at.get(key)
+            spans = original_at.get(key[:3])
             if spans:
-                where.append((fix.finding, spans.pop(0)))
+                # the spans left of this key belong, in order, to the findings of it not yet fixed
+                where.append((fix.finding, spans.pop(key[3] if key[3] < len(spans) else 0)))
         if accepted:
             text = apply_edits(text, [edit for _, fix in accepted for edit in fix.edits])
         progress = bool(accepted)
@@ -240,9 +253,8 @@ def fix_source(
     final_lines = final.source.lines if final.source is not None else text.split("\n")
     reasons: list[tuple[Finding, Declined]] = []
     final_ctx: FixContext | None = None
-    for finding in remaining:
-        key = _key(finding, final_lines)
-        spans = original_at.get(key)
+    for finding, key in zip(remaining, _numbered_keys(remaining, final_lines)):
+        spans = original_at.get(key[:3])
         if spans:
             where.append((finding, spans.pop(0)))
         if key in declined:
