@@ -177,6 +177,26 @@ def test_assert_fix_raises_the_same_error_eagerly(tmp_path: Path) -> None:
     assert messages == ["empty sequence", "empty sequence"]
 
 
+def test_a_condition_of_several_values_raises_as_before(tmp_path: Path) -> None:
+    """`if t.item() > 0:` with a `t` of two values raised in the original; the rewrite checks the
+    condition's size first and runs the original branch there, so the same error, eagerly and
+    under compile (the fixture's inputs are all one value)."""
+    source = (FIXTURES / "WhereFixer" / "temperature_checked.in.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, "temperature_checked.py").fixed
+    assert fixed != source
+    messages = []
+    for name, text in (("original", source), ("fixed", fixed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        module = import_case(path)
+        for fn in (callable_of(module), module.f):  # eagerly, then compiled
+            torch._dynamo.reset()
+            with pytest.raises(RuntimeError) as raised:
+                fn(torch.randn(2, 5), torch.tensor([0.5, 2.0]))
+            messages.append(str(raised.value).splitlines()[0])
+    assert len(set(messages)) == 1 and "2 elements" in messages[0], messages
+
+
 @pytest.mark.parametrize(
     ("fixture", "args", "message"),
     [

@@ -42,6 +42,11 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
         compared = number_comparison_text(ctx, test, signatures)
         if compared is not None:
             return compared
+        if number_comparison_text(ctx, test, signatures, any_shape=True) is not None:
+            raise DeclineError(
+                "condition-not-scalar",
+                f"the condition `{ctx.code(test)[:40]}` reads a tensor not known to be a single value (a reduction such as .any() or .sum())",
+            )
         raise DeclineError("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
     signature = signatures.of(test) if signatures is not None and kind not in SCALAR_KINDS else None
     single = signature is not None and signature.shape == SINGLE_SHAPE  # one element, as (1,): made 0-d
@@ -132,8 +137,10 @@ def whole_comparison_text(ctx: FixContext, node: ast.expr, torch: str) -> str | 
     return f"(({a} == {b}).all() if {a}.shape == {b}.shape else {a}.new_zeros((), dtype={torch}.bool))"
 
 
-def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatures | None) -> str | None:
-    """`t.item() > 0` / `float(t) <= 1` -> `t > 0` / `t <= 1`, for a 0-d tensor `t`.
+def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatures | None, any_shape: bool = False) -> str | None:
+    """`t.item() > 0` / `float(t) <= 1` -> `t > 0` / `t <= 1`, for a 0-d tensor `t` (of any shape
+    with `any_shape`: the caller then checks while tracing that `t` has one element, as the
+    conversion requires).
 
     The same truth value for every `t`, NaN included: Python compares the number exactly, torch
     compares in `t`'s dtype, so the other operands must be integers that any dtype holds exactly
@@ -143,7 +150,7 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
     replacements: list[tuple[ast.expr, ast.expr]] = []
     float_literal = False
     for operand in [test.left, *test.comparators]:
-        tensor = converted_scalar(ctx, operand, signatures)
+        tensor = converted_scalar(ctx, operand, signatures, any_shape)
         if tensor is not None:
             replacements.append((operand, tensor))
         elif is_float_literal(operand):
@@ -169,8 +176,9 @@ def is_float_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is float
 
 
-def converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | None) -> ast.expr | None:
-    """`t` of `t.item()`, `float(t)` or `bool(t)` when `t` is one value (0-d)."""
+def converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | None, any_shape: bool = False) -> ast.expr | None:
+    """`t` of `t.item()`, `float(t)` or `bool(t)` when `t` is one value (0-d), or any tensor with
+    `any_shape`."""
     if not isinstance(node, ast.Call):
         return None
     if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
@@ -181,7 +189,7 @@ def converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | N
         return None
     if ctx.kind(tensor) in SCALAR_KINDS:
         return tensor
-    if ctx.kind(tensor) in TENSOR_KINDS and signatures is not None and signatures.of(tensor).shape == SCALAR_SHAPE:
+    if ctx.kind(tensor) in TENSOR_KINDS and signatures is not None and (any_shape or signatures.of(tensor).shape == SCALAR_SHAPE):
         return tensor
     return None
 

@@ -39,7 +39,7 @@ from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
-from .conditions import check_condition_pure, condition_text, tensor_logic
+from .conditions import check_condition_pure, condition_text, number_comparison_text, tensor_logic
 from .generated import flush_blank_lines
 
 # Functions whose value or derivative is infinite or NaN for some finite input (outside their
@@ -81,6 +81,10 @@ CHECKED_TITLE = (
 ONE_VALUE_TITLE = (
     "Select with torch.where instead of branching on a tensor, where dynamo knows while tracing that the condition "
     "is one value (elsewhere the branch runs as before)"
+)
+BOTH_CHECKED_TITLE = (
+    "Select with torch.where instead of branching on a tensor, where dynamo knows while tracing that the condition "
+    "is one value and the values have one dtype and shape (elsewhere the branch runs as before)"
 )
 COND_TITLE = "Select with torch.cond instead of branching on a tensor (only the chosen branch runs)"
 
@@ -423,6 +427,8 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
+            if _ONE_ELEMENT + node.id in evaluated:
+                continue  # one element: broadcasts with anything
             if ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch":  # not the module
                 shape = signatures.of(node).shape
                 if shape != SCALAR_SHAPE:
@@ -445,11 +451,52 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
     return len(tensors) <= 1
 
 
+_ONE_ELEMENT = "<one element>:"  # marks, in `evaluated`, a name the tests read as one number
+
+
+def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]:
+    """Names the tests read as one value on every path: converted to a Python number (`t.item()`,
+    `float(t)`, `int(t)`, `bool(t)`) or compared with numbers in the test whose truth `if` asks
+    (`if t > 0:`). Where the original went on, `t` has exactly one element, so it broadcasts with
+    any shape and cannot make a branch's arithmetic raise (`if temperature.item() > 0:
+    logits = logits / temperature`); a shape it changes is still caught by the type check, and a
+    condition of unknown size is checked first (`_graphmend_one_value`), before any such value is
+    computed."""
+    names = set()
+    for test in tests:
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Compare):  # `if t > 0:` asks the truth of one value: `t` has one element
+            operands = [test.left, *test.comparators]
+            named = [o for o in operands if isinstance(o, ast.Name)]
+            if len(named) == 1 and all(o is named[0] or _number_literal_node(o) for o in operands):
+                names.add(_ONE_ELEMENT + named[0].id)
+        for node in ast.walk(test):
+            if not isinstance(node, ast.Call) or node.keywords:
+                continue
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
+                operand: ast.expr = node.func.value
+            elif ctx.qualname(node.func) in ("builtins.float", "builtins.int", "builtins.bool") and len(node.args) == 1:
+                operand = node.args[0]
+            else:
+                continue
+            if isinstance(operand, ast.Name):
+                names.add(_ONE_ELEMENT + operand.id)
+    return frozenset(names)
+
+
+def _number_literal_node(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
 def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError, tests: list[ast.expr]) -> None:
     """Values whose dtypes are only compared while tracing are computed before the comparison, on
     every path: none may need torch.cond (`unproven` stands) or raise on shapes where the original
     did not compute it (`tests`, computed on every path, add no new error)."""
     evaluated = frozenset(ctx.code(n) for test in tests for n in ast.walk(test) if isinstance(n, ast.expr))
+    evaluated |= _one_element_names(ctx, tests)
     if any(_costly(ctx, v) for v in values):
         raise unproven
     for value in values:
@@ -629,11 +676,11 @@ class _IfRewrite:
             code = self._return_code(branches)
         else:
             code = self._assignment_code(branches)
-        if self.type_checks and self.condition_name is not None:
-            raise self.condition_error or DeclineError("condition-not-scalar", "the condition is not known to be one value")
         if self.type_checks:
             code = self._behind_check(" and ".join(dict.fromkeys(self.type_checks)), self.checked_values, code, branches)
-        elif self.condition_name is not None:
+        if self.condition_name is not None:
+            # outermost: the values checked above are computed only where the condition is one
+            # value, as the original computed them only after its test had read one value
             code = self._behind_check(call_text(ONE_VALUE, self.condition_name), [self.condition_line], code, branches)
         if prefix is not None:
             header = " and ".join(ctx.code(p) for p in prefix)
@@ -973,13 +1020,16 @@ class _IfRewrite:
         except DeclineError as error:
             ctx = self.ctx
             single_test = len(self.tests) == 1 and test is self.tests[0] and not early_return
-            if error.key != "condition-not-scalar" or not single_test or ctx.kind(test) not in TENSOR_KINDS:
+            # `t.item() > 0` with `t` of unknown shape: its tensor form `t > 0`, checked like a tensor test
+            compared = number_comparison_text(ctx, test, self.signatures, any_shape=True) if ctx.kind(test) not in TENSOR_KINDS else None
+            if error.key != "condition-not-scalar" or not single_test or (ctx.kind(test) not in TENSOR_KINDS and compared is None):
                 raise
             self.condition_error = error
             signature = self.signatures.of(test)
-            boolean = ctx.kind(test) in BOOL_KINDS or signature.dtype == ("const", "bool")
+            boolean = compared is not None or ctx.kind(test) in BOOL_KINDS or signature.dtype == ("const", "bool")
             self.condition_name = self._fresh("condition")
-            self.condition_line = f"{self.condition_name} = {ctx.argument(test) if boolean else f'{ctx.atom(test)} != 0'}"
+            text = compared if compared is not None else ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
+            self.condition_line = f"{self.condition_name} = {text}"
             return f"{self.condition_name}.reshape(())"
 
     def _test_text(self, test: ast.expr) -> str:
@@ -1061,7 +1111,7 @@ class _IfRewrite:
             title = CHECKED_TITLE
         if self.condition_name is not None:
             edits += helper_edits(ctx, ONE_VALUE)
-            title = ONE_VALUE_TITLE
+            title = BOTH_CHECKED_TITLE if self.type_checks else ONE_VALUE_TITLE
         return _with_import(ctx, self.finding, edits, title)
 
 
