@@ -314,8 +314,8 @@ class ScalarFixer:
                 target = None
                 if declined.key == "dtype-mismatch":
                     target = _meeting_dtype(ctx, signatures, other)
-                elif declined.key == "dtype-unknown" and _number_literal(value_dtype, python_float) is not None:
-                    target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, python_float))
+                elif declined.key == "dtype-unknown" and _meeting_literal(operation, value_dtype, python_float) is not None:
+                    target = _meeting_dtype(ctx, signatures, other, _meeting_literal(operation, value_dtype, python_float))
                 if target is None:
                     raise
                 return f"{base}.to({target})"
@@ -329,7 +329,7 @@ class ScalarFixer:
                 return _chain_text(ctx, start, steps, tensor, base, value_dtype)
             except DeclineError as declined:
                 own_dtype = declined
-        target = _meeting_dtype(ctx, signatures, other, _number_literal(value_dtype, steps.float_result or python_float))
+        target = _meeting_dtype(ctx, signatures, other, _meeting_literal(operation, value_dtype, steps.float_result or python_float))
         if target is not None:
             return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
         if own_dtype is not None:
@@ -450,6 +450,14 @@ def _number_literal(value_dtype: tuple, float_result: bool = False) -> str | Non
     if float_result or (value_dtype[0] == "const" and value_dtype[1] in FLOATS):
         return "1.0"
     return "1" if value_dtype[0] == "const" and value_dtype[1] != "bool" else None
+
+
+def _meeting_literal(operation: ast.BinOp, value_dtype: tuple, float_result: bool) -> str | None:
+    """The Python number type that decides how the number meets the other operand: for `/` any
+    number will do (true division of an integer tensor by an int or a float alike is computed in
+    the default float dtype, and a floating tensor takes either type alike), so a value of unknown
+    dtype is no obstacle there (`x / max(n.item(), 1)`)."""
+    return "1.0" if isinstance(operation.op, ast.Div) else _number_literal(value_dtype, float_result)
 
 
 # Floating dtypes that take a Python number at their own width (float16 and bfloat16 compute, and
