@@ -389,12 +389,13 @@ def _python_number(ctx: FixContext, signatures: Signatures, node: ast.expr) -> s
 
 
 def _at_least_positive(ctx: FixContext, node: ast.expr) -> bool:
-    """`max(n, c)` with a literal `c > 0`: never 0, so dividing by it cannot raise
+    """`max(n, c)` (or `max(c, n)`) with a literal `c > 0`: never 0, so dividing by it cannot raise
     ZeroDivisionError (`loss / max(num_pos, 1)`; a NaN `n` gives NaN in Python and in
     torch.clamp alike, without an error)."""
     if not (isinstance(node, ast.Call) and ctx.qualname(node.func) == "builtins.max" and len(node.args) == 2):
         return False
-    bound = node.args[1]
+    # either order: max(c, n) is c or more, and c itself for a NaN n
+    bound = node.args[1] if isinstance(node.args[1], ast.Constant) else node.args[0]
     return isinstance(bound, ast.Constant) and isinstance(bound.value, (int, float)) and not isinstance(bound.value, bool) and bound.value > 0
 
 
@@ -529,9 +530,12 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             python_float = python_float or kind == "float" or isinstance(parent.op, ast.Div)
             steps.float_result = steps.float_result or kind == "float" or isinstance(parent.op, ast.Div)
         elif isinstance(parent, ast.Call) and ctx.qualname(parent.func) in ("builtins.max", "builtins.min"):
-            if len(parent.args) != 2 or parent.keywords or parent.args[0] is not node:
+            # max(n, c) is torch.clamp(n, min=c) for every n, NaN included; max(c, n) is c for a NaN
+            # n, so the number may come second only when it is an integer (a count: never NaN)
+            second = integral and not python_float and len(parent.args) == 2 and parent.args[1] is node
+            if len(parent.args) != 2 or parent.keywords or (parent.args[0] is not node and not second):
                 raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
-            kind = _python_number(ctx, signatures, parent.args[1])
+            kind = _python_number(ctx, signatures, parent.args[0] if second else parent.args[1])
             if kind is None:
                 break
         else:
@@ -576,6 +580,7 @@ def _chain_text(
         else:
             assert isinstance(step, ast.Call)
             bound = "min" if ctx.qualname(step.func) == "builtins.max" else "max"
-            chain[id(step)] = f"{torch}.clamp({chain[id(step.args[0])]}, {bound}={ctx.code(step.args[1])})"
+            value, limit = (step.args[0], step.args[1]) if id(step.args[0]) in chain else (step.args[1], step.args[0])
+            chain[id(step)] = f"{torch}.clamp({chain[id(value)]}, {bound}={ctx.code(limit)})"
     text = chain[id(steps[-1])]
     return f"{text}.to({back})" if doubled and arithmetic else text
