@@ -136,7 +136,12 @@ class WhereFixer:
         for value, role in ((ifexp.body, "the value when true"), (ifexp.orelse, "the value when false")):
             _require_tensor(ctx, value, role)
             check_pure(ctx, value, role)
-        _require_same_type(ctx, signatures, [ifexp.body, ifexp.orelse], "the two values")
+        try:
+            _require_same_type(ctx, signatures, [ifexp.body, ifexp.orelse], "the two values")
+        except DeclineError as unproven:
+            if unproven.key != "dtype-shape-unproven":
+                raise
+            return _plan_ternary_as_if(finding, ctx, ifexp, unproven)
         _check_not_a_nan_guard(ctx, [ifexp.test], [ifexp.body, ifexp.orelse], "the two values")
         true_text = _mask_restricted(ctx, ifexp.body, torch, condition, selected=True)
         false_text = _mask_restricted(ctx, ifexp.orelse, torch, condition, selected=False)
@@ -202,6 +207,38 @@ def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.
     names = ", ".join(dict.fromkeys(f"`{ctx.code(u.target)}`" for u in updates))
     title = f"{fix.title} (in-place updates of {names}, a local tensor no other name refers to, become rebindings)"
     return replace(fix, title=title, edits=tuple(text_edits(ctx.text, fixed)))
+
+
+def _plan_ternary_as_if(finding: Finding, ctx: FixContext, ifexp: ast.IfExp, declined: DeclineError) -> Fix:
+    """`y = a if c else b` (or `return a if c else b`) whose values' dtypes and shapes are not
+    proven, as the `if` statement it amounts to: the `if` rewrite compares them while tracing and
+    keeps the branches where they differ. The file is analysed again with the statement written
+    as an `if` (the condition moved to the `if` line) and the `where` planned on that text."""
+    statement = ctx.parent(ifexp)
+    line = ctx.text.splitlines()[statement.lineno - 1] if isinstance(statement, ast.stmt) else ""
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+        head = f"{statement.targets[0].id} = "
+    elif isinstance(statement, ast.Return):
+        head = "return "
+    else:
+        raise declined
+    if statement.lineno != statement.end_lineno or ";" in line or not line.rstrip().endswith(ctx.code(ifexp)):
+        raise declined  # one statement on a line of its own, the conditional expression all of its value
+    indent = line[: len(line) - len(line.lstrip())]
+    test = ctx.code(ifexp.test)
+    variant = (
+        f"{indent}if {test}:\n{indent}    {head}{ctx.code(ifexp.body)}\n"
+        f"{indent}else:\n{indent}    {head}{ctx.code(ifexp.orelse)}"
+    )
+    edits = [Edit(ctx.span(statement), variant.lstrip())]
+    at = ctx.span(ifexp.test)
+    shift = len(indent) + 3 - at.start_col  # the test now starts after `if ` on the same line
+    span = finding.span
+    if span.start_line != at.start_line or span.end_line != at.start_line:
+        raise declined
+    moved = replace(finding, span=replace(span, start_col=span.start_col + shift, end_col=span.end_col + shift))
+    fix, fixed = _planned_on_variant(moved, ctx, apply_edits(ctx.text, edits), declined)
+    return replace(fix, finding=finding, edits=tuple(text_edits(ctx.text, fixed)))
 
 
 def _plan_with_inlined_returns(finding: Finding, ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If, declined: DeclineError) -> Fix:
