@@ -162,12 +162,23 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
     (operand, tensor), = replacements
     rendered = ctx.atom(tensor)
     if float_literal:
-        # compare in float64, as Python does: exact for a floating `t` (float16/32/64 values are
-        # all float64 values); an integer `t` could exceed float64's exact range
-        if signatures is None or not signatures.is_floating(signatures._norm(signatures.of(tensor).dtype)):
+        # compare in float64: exact for a floating `t` (float16/32/64 values are all float64
+        # values); Python compares an int with a float exactly, and so does float64 for literals
+        # below 2**53 (an int beyond that rounds, but stays beyond the literal on the same side)
+        if any(is_float_literal(o) and abs(_literal_value(o)) >= _EXACT_DOUBLE_INT for o in [test.left, *test.comparators]):
             return None
         rendered = f"{rendered}.double()"
     return ctx.code_with(test, {id(operand): rendered})
+
+
+_EXACT_DOUBLE_INT = 2.0**53
+
+
+def _literal_value(node: ast.expr) -> float:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_literal_value(node.operand)
+    assert isinstance(node, ast.Constant) and isinstance(node.value, (int, float))
+    return float(node.value)
 
 
 def is_float_literal(node: ast.expr) -> bool:
@@ -189,7 +200,7 @@ def converted_scalar(ctx: FixContext, node: ast.expr, signatures: Signatures | N
         return None
     if ctx.kind(tensor) in SCALAR_KINDS:
         return tensor
-    if ctx.kind(tensor) in TENSOR_KINDS and signatures is not None and (any_shape or signatures.of(tensor).shape == SCALAR_SHAPE):
+    if ctx.kind(tensor) in TENSOR_KINDS and (any_shape or (signatures is not None and signatures.of(tensor).shape == SCALAR_SHAPE)):
         return tensor
     return None
 
@@ -211,6 +222,11 @@ def check_condition_pure(ctx: FixContext, test: ast.expr, role: str) -> None:
     elif (whole := whole_comparison(ctx, test)) is not None:
         for operand in [*whole[1], *(k.value for k in whole[2])]:
             check_pure(ctx, operand, role)
+    elif isinstance(test, ast.Compare):
+        # `t.item() < 0.3` is written `t < 0.3`: the tensor is evaluated, not its conversion
+        for operand in [test.left, *test.comparators]:
+            tensor = converted_scalar(ctx, operand, None, any_shape=True)
+            check_pure(ctx, operand if tensor is None else tensor, role)
     else:
         check_pure(ctx, test, role)
 
