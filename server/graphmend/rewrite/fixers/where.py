@@ -441,20 +441,23 @@ def _full_reduction_operand(ctx: FixContext, node: ast.AST, evaluated: frozenset
     return None
 
 
-def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset()) -> bool:
+def _cannot_raise_on_shapes(
+    ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset(), single: frozenset[str] = frozenset()
+) -> bool:
     """`value` combines tensors of one shape (one name, names of one known shape, and 0-d tensors
     such as full reductions, which broadcast with anything) and Python numbers through elementwise
     operations, so computing it on a path where the original did not cannot raise a shape mismatch
     (tensors of unknown shapes can: `torch.cat((a, b))` of a placeholder, `x * scale` of an
     unrelated size). `evaluated` holds the code of expressions the original computes on every path
-    (the branch's test): `x / x.abs().max()` under `if x.abs().max() > c` adds no new error."""
+    (the branch's test): `x / x.abs().max()` under `if x.abs().max() > c` adds no new error;
+    `single` the names of tensors the test reads as one value (`_one_element_names`)."""
     tensors: set[object] = set()  # the shapes of names that may hold tensors (a name stands for its own)
     pending: list[ast.AST] = [value]
     while pending:
         node = pending.pop()
         reduced = _full_reduction_operand(ctx, node, evaluated)
         if reduced is not None:  # one value: its operand only has to be computable on its own
-            if not _cannot_raise_on_shapes(ctx, reduced, signatures, evaluated):
+            if not _cannot_raise_on_shapes(ctx, reduced, signatures, evaluated, single):
                 return False
             continue
         pending.extend(ast.iter_child_nodes(node))
@@ -464,7 +467,7 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
-            if _ONE_ELEMENT + node.id in evaluated:
+            if node.id in single:
                 continue  # one element: broadcasts with anything
             if ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch":  # not the module
                 shape = signatures.of(node).shape
@@ -488,9 +491,6 @@ def _cannot_raise_on_shapes(ctx: FixContext, value: ast.expr, signatures: Signat
     return len(tensors) <= 1
 
 
-_ONE_ELEMENT = "<one element>:"  # marks, in `evaluated`, a name the tests read as one number
-
-
 def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]:
     """Names the tests read as one value on every path: converted to a Python number (`t.item()`,
     `float(t)`, `int(t)`, `bool(t)`) or compared with numbers in the test whose truth `if` asks
@@ -507,7 +507,7 @@ def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]
             operands = [test.left, *test.comparators]
             named = [o for o in operands if isinstance(o, ast.Name)]
             if len(named) == 1 and all(o is named[0] or _number_literal_node(o) for o in operands):
-                names.add(_ONE_ELEMENT + named[0].id)
+                names.add(named[0].id)
         for node in ast.walk(test):
             if not isinstance(node, ast.Call) or node.keywords:
                 continue
@@ -518,7 +518,7 @@ def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]
             else:
                 continue
             if isinstance(operand, ast.Name):
-                names.add(_ONE_ELEMENT + operand.id)
+                names.add(operand.id)
     return frozenset(names)
 
 
@@ -533,11 +533,11 @@ def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: lis
     every path: none may need torch.cond (`unproven` stands) or raise on shapes where the original
     did not compute it (`tests`, computed on every path, add no new error)."""
     evaluated = frozenset(ctx.code(n) for test in tests for n in ast.walk(test) if isinstance(n, ast.expr))
-    evaluated |= _one_element_names(ctx, tests)
+    single = _one_element_names(ctx, tests)
     if any(_costly(ctx, v) for v in values):
         raise unproven
     for value in values:
-        if not _cannot_raise_on_shapes(ctx, value, signatures, evaluated):
+        if not _cannot_raise_on_shapes(ctx, value, signatures, evaluated, single):
             raise DeclineError(
                 "dtype-shape-unproven",
                 f"{unproven.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
