@@ -49,9 +49,9 @@ def test_random_edits_leave_the_server_consistent(edits: list[tuple[int, int, in
 
 
 async def _edit_session(edits: list[tuple[int, int, int, int, str]]) -> None:
-    from graphmend.lsp.server import GraphMendServer
+    from graphmend.lsp.server import create_server
 
-    instance = GraphMendServer()
+    instance = create_server()
     protocol = instance.protocol
     sent: list[dict] = []
     protocol._send_data = lambda data: sent.append(protocol._serialize_message(data) if not isinstance(data, dict) else data)  # type: ignore[method-assign]
@@ -72,5 +72,5 @@ async def _edit_session(edits: list[tuple[int, int, int, int, str]]) -> None:
     analyze(document.source, "fuzz.py")  # whatever the edits made of it
     assert len(protocol._request_futures) == 0
     assert not [m for m in sent if m.get("method") == "window/showMessage" and m.get("params", {}).get("type") == 1], sent
-    for task in list(instance._scheduled.values()):
+    for task in list(instance.scheduled()):
         task.cancel()

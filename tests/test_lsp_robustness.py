@@ -128,9 +128,9 @@ def _decoded(protocol: object, message: dict) -> object:
 async def test_notifications_leave_no_state_behind() -> None:
     """pygls keeps a future per notification under an id nobody pops: memory grew with every
     keystroke for the life of the session. Measured on a server instance of its own."""
-    from graphmend.lsp.server import GraphMendServer
+    from graphmend.lsp.server import create_server
 
-    instance = GraphMendServer()
+    instance = create_server()
     protocol = instance.protocol
     protocol._send_data = lambda data: None  # type: ignore[method-assign]
     protocol.handle_message(_decoded(protocol, _initialize(Path("/tmp"))))

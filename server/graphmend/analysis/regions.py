@@ -78,7 +78,8 @@ def find_entries(
         cls = index.owner.get(id(skipped))
         for callee, callee_cls in _direct_callees(skipped, cls, index):
             add(callee, callee_cls, f"called from `{skipped.name}`, whose own frame `torch.compiler.disable(recursive=False)` skips", explicit=False)
-    if compile_forward and "register_" in text:  # hooks run inside the module call dynamo traces
+    # hooks run inside the module call dynamo traces (a substring test first: every module has register_buffer)
+    if compile_forward and ("register_forward" in text or "register_module_forward" in text):
         for function, cls, line in _hooks(tree, index):
             add(function, cls, f"`{_describe(function, cls)}`, registered as a module hook on line {line}", explicit=False)
     if compile_forward:

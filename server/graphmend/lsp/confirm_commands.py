@@ -1,6 +1,6 @@
 """Runtime confirmation in the editor: the "Confirm with TorchDynamo" code lens and the
 `graphmend.confirm` command, which runs sample inputs under dynamo in a worker process and marks
-the diagnostics with what dynamo did. server.py registers them (`register`)."""
+the diagnostics with what dynamo did. server.py adds them to the server (`FEATURE`)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from ..runtime.runner import ConfirmError, RunOptions, run_sample
 from ..runtime.samples import Sample, SampleError, configured_samples, find_sample, samples_for_file
 from .confirm import CONFIRM, ConfirmRun, code_lenses, run_summary
 from .documents import display_name, path_of
+from .feature import Feature
 from .session import GraphMendServer
 from .workspace_commands import Progress
 
@@ -180,7 +181,7 @@ def _warn_unsaved(ls: GraphMendServer, path: Path) -> None:
             return
 
 
-def register(server: GraphMendServer) -> None:
-    """Add these handlers to `server` (the factory in server.py calls this once)."""
-    server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))(code_lens)
-    server.command(CONFIRM)(confirm)
+FEATURE = Feature(
+    handlers=((types.TEXT_DOCUMENT_CODE_LENS, code_lens, types.CodeLensOptions(resolve_provider=False)),),
+    commands=((CONFIRM, confirm),),
+)

@@ -20,6 +20,7 @@ from ..config import Config, ConfigResolver
 from ..imported_disables import ImportedDisables
 from ..notebooks import CellSpan
 from ..workers import worker_pool
+from .capabilities import ClientSupport
 from .confirm import (
     RuntimeStore,
     decorate,
@@ -72,7 +73,8 @@ class GraphMendServer(LanguageServer):
         self._scheduled: dict[str, asyncio.Task] = {}
         self._shown_errors: set[str] = set()
         self.pushed_closed: set[str] = set()  # uris given diagnostics by checkWorkspace while closed
-        self._pending_problems: list[str] = []
+        self.support = ClientSupport()  # read from `initialize` (start)
+        self.pending_problems: list[str] = []  # settings problems found before the client could show them
         self._jedi_pool: ProcessPoolExecutor | None = None
 
     def jedi_pool(self) -> ProcessPoolExecutor:
@@ -83,30 +85,22 @@ class GraphMendServer(LanguageServer):
             self._jedi_pool = worker_pool(1, multiprocessing.get_context("spawn"))
         return self._jedi_pool
 
-    # -- capabilities -----------------------------------------------------------------------------
-    def _capability(self, *path: str) -> Any:
-        value: Any = self.client_capabilities
-        for name in path:
-            value = getattr(value, name, None) if value is not None else None
-        return value
+    # -- the client ---------------------------------------------------------------------------------
+    def start(self, params: types.InitializeParams) -> None:
+        """Read what `initialize` says once: the client's capabilities, the settings it passes, and
+        whether its diagnostics are pulled (only when it can pull, unless the settings say)."""
+        self.support = ClientSupport.of(params.capabilities)
+        parsed = parse_editor_settings(params.initialization_options)
+        self.settings = parsed.settings
+        self.pending_problems = list(parsed.problems)
+        mode = self.settings.diagnostic_mode
+        self.pull = mode == "pull" or (mode == "auto" and self.support.pull_diagnostics)
 
-    @property
-    def disabled_support(self) -> bool:
-        return bool(self._capability("text_document", "code_action", "disabled_support"))
-
-    @property
-    def resolve_support(self) -> bool:
-        """The client fetches a code action's edit with codeAction/resolve when it is chosen."""
-        support = self._capability("text_document", "code_action", "resolve_support")
-        return bool(support is not None and "edit" in (support.properties or []))
-
-    @property
-    def progress_support(self) -> bool:
-        return bool(self._capability("window", "work_done_progress"))
-
-    @property
-    def document_changes_support(self) -> bool:
-        return bool(self._capability("workspace", "workspace_edit", "document_changes"))
+    def show_pending_problems(self) -> None:
+        """The settings problems found at `initialize`, shown once the client can display them."""
+        for problem in self.pending_problems:
+            self.show(problem)
+        self.pending_problems = []
 
     # -- messages -------------------------------------------------------------------------------
     def show(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
@@ -241,7 +235,7 @@ class GraphMendServer(LanguageServer):
             target = path_of(uri)
             if target is not None and target.resolve() in changed:
                 self.schedule(uri, 0)
-        if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
+        if self.pull and self.support.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 
     def schedule(self, uri: str, delay: float) -> asyncio.Task:
@@ -252,6 +246,16 @@ class GraphMendServer(LanguageServer):
         task = asyncio.ensure_future(self._debounced(uri, delay))
         self._scheduled[uri] = task
         return task
+
+    def cancel(self, uri: str) -> None:
+        """Stop a pending analysis of a document (it was closed)."""
+        task = self._scheduled.pop(uri, None)
+        if task is not None:
+            task.cancel()
+
+    def scheduled(self) -> list[asyncio.Task]:
+        """The analyses scheduled and not yet collected (tests wait for them)."""
+        return list(self._scheduled.values())
 
     async def _debounced(self, uri: str, delay: float) -> Analysis | None:
         if delay > 0:
@@ -300,7 +304,7 @@ class GraphMendServer(LanguageServer):
         self.generation += 1
         for uri in list(self.workspace.text_documents):
             self.schedule(uri, 0)
-        if self.pull and self._capability("workspace", "diagnostics", "refresh_support"):
+        if self.pull and self.support.diagnostic_refresh:
             self.workspace_diagnostic_refresh(None)
 
     def result_id(self, analysis: Analysis) -> str:
@@ -310,12 +314,12 @@ class GraphMendServer(LanguageServer):
     def runtime_changed(self) -> None:
         """A confirmation started or finished: show its marks and update the code lenses."""
         if self.pull:
-            if self._capability("workspace", "diagnostics", "refresh_support"):
+            if self.support.diagnostic_refresh:
                 self.workspace_diagnostic_refresh(None)
         else:
             for uri in list(self.workspace.text_documents):
                 stored = self.store.get(uri)
                 if stored is not None:
                     self.publish(stored)
-        if self._capability("workspace", "code_lens", "refresh_support"):
+        if self.support.code_lens_refresh:
             self.workspace_code_lens_refresh(None)

@@ -1,6 +1,6 @@
 """The workspace commands: "mend whole workspace" (every safe fix, applied through one versioned
 `workspace/applyEdit`), "check workspace" (diagnostics for closed files) and the "why no fix"
-message; with the work-done progress they report. server.py registers them (`register`)."""
+message; with the work-done progress they report. server.py adds them to the server (`FEATURE`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from lsprotocol import types
 from . import workspace as workspace_ops
 from .actions import EXPLAIN_DECLINE
 from .documents import path_of
+from .feature import Feature
 from .session import GraphMendServer
 
 MEND_WORKSPACE = "graphmend.mendWorkspace"
@@ -29,7 +30,7 @@ class Progress:
         self.token: str | None = None
 
     async def begin(self) -> None:
-        if not self.ls.progress_support:
+        if not self.ls.support.work_done_progress:
             return
         token = str(uuid.uuid4())
         try:
@@ -92,7 +93,7 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
         if result.fixed is None or result.fixed == result.original:
             continue
         opened = open_now.get(result.path)
-        if opened is not None and not ls.document_changes_support:
+        if opened is not None and not ls.support.document_changes:
             # Without versioned edits (documentChanges) the editor cannot refuse an edit computed
             # for an older version: a keystroke between this check and the apply would corrupt the
             # buffer. The file's own fix-all applies to the text the editor has.
@@ -110,7 +111,7 @@ async def mend_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
         edits.append(document_edit)
     applied = True
     if changes:
-        edit = types.WorkspaceEdit(document_changes=edits) if ls.document_changes_support else types.WorkspaceEdit(changes=changes)
+        edit = types.WorkspaceEdit(document_changes=edits) if ls.support.document_changes else types.WorkspaceEdit(changes=changes)
         try:
             response = await ls.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label="GraphMend: mend workspace"))
             applied = bool(response.applied)
@@ -186,8 +187,4 @@ async def check_workspace(ls: GraphMendServer, *args: Any) -> dict[str, Any]:
     return {"files": len(results), "files_with_findings": files_with, "findings": findings, "skipped": skipped, "cancelled": cancelled}
 
 
-def register(server: GraphMendServer) -> None:
-    """Add these handlers to `server` (the factory in server.py calls this once)."""
-    server.command(MEND_WORKSPACE)(mend_workspace)
-    server.command(EXPLAIN_DECLINE)(explain_decline)
-    server.command(CHECK_WORKSPACE)(check_workspace)
+FEATURE = Feature(commands=((MEND_WORKSPACE, mend_workspace), (EXPLAIN_DECLINE, explain_decline), (CHECK_WORKSPACE, check_workspace)))

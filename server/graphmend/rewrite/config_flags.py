@@ -35,10 +35,17 @@ def flag_edit(ctx: FixContext, flag: str) -> Edit:
 def module_flag_value(ctx: FixContext, flag: str) -> bool | None:
     """True when the module sets `torch._dynamo.config.<flag> = True`, False when it sets it to
     anything else (an explicit `= False` is a decision), None when it does not set it."""
-    values = [
-        node.value for node in ast.walk(ctx.tree)
-        if isinstance(node, ast.Assign) and any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets)
-    ]
+    if flag not in ctx.text:  # the common case, without walking the module (asked once per finding)
+        return None
+    values = ctx.remember(("flag-assignments", flag), lambda: _flag_assignments(ctx, flag))
     if not values:
         return None
     return all(isinstance(v, ast.Constant) and v.value is True for v in values)
+
+
+def _flag_assignments(ctx: FixContext, flag: str) -> list[ast.expr]:
+    """The values the module assigns to `torch._dynamo.config.<flag>`, in any statement."""
+    return [
+        node.value for node in ast.walk(ctx.tree)
+        if isinstance(node, ast.Assign) and any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets)
+    ]
