@@ -106,9 +106,10 @@ class CompiledRuns:
     break_sites: set[tuple[str, int]]  # (file, line) of every break dynamo logged, over all inputs
 
 
-def run_compiled(fn: Callable[..., Any], inputs: list[tuple], case_file: str, backend: str = "counting") -> CompiledRuns:
-    """Compile `fn` once (a graph-counting backend, or a real one), call it on every input, and
-    read the break sites from dynamo's graph_breaks log (never explain()'s count)."""
+def run_compiled(fn: Callable[..., Any], inputs: list[tuple], case_file: str, backend: str = "counting", first_seed: int = 0) -> CompiledRuns:
+    """Compile `fn` once (a graph-counting backend, or a real one), call it on every input (input
+    `i` after `torch.manual_seed(first_seed + i)`), and read the break sites from dynamo's
+    graph_breaks log (never explain()'s count)."""
     graphs: list[int] = []
 
     def counting_backend(gm: Any, example_inputs: Any) -> Any:
@@ -129,7 +130,7 @@ def run_compiled(fn: Callable[..., Any], inputs: list[tuple], case_file: str, ba
         with torch._dynamo.config.patch(verbose=True), torch._inductor.config.patch(fallback_random=True):
             compiled = torch.compile(fn, backend=counting_backend if backend == "counting" else backend)
             for number, args in enumerate(inputs):
-                torch.manual_seed(number)  # the same draws for every version and backend
+                torch.manual_seed(first_seed + number)  # the same draws for every version and backend
                 observations.append(observe(compiled, args))
     finally:
         for lg, (level, propagate) in zip(loggers, saved):

@@ -14,6 +14,7 @@ import ast
 
 from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
+from .compile_checks import MASK_SELECTS_ALIKE, NUMBER_DTYPE, ONE_VALUE, PRODUCT_KEEPS, SAME_TYPE
 from .context import FixContext
 from .model import DeclineError
 
@@ -43,6 +44,9 @@ UNSAFE_TORCH = frozenset(
         "argwhere", "save", "load", "manual_seed", "set_rng_state", "equal", "allclose", "is_nonzero",
     }
 )
+# GraphMend's own module-level predicates (compile_checks.py): they read dtypes, shapes and
+# devices only, so evaluating one on a path not taken is unobservable.
+GENERATED_PREDICATES = frozenset({NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE})
 _SAFE_BUILTINS = frozenset(
     {"len", "min", "max", "abs", "isinstance", "getattr", "hasattr", "tuple", "list", "float", "int", "bool", "round", "str"}
 )
@@ -114,6 +118,8 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
                 _check_helper(ctx, helper, role, depth)
                 return
         raise _fail("impure", f"{role} calls `{ctx.code(func)[:40]}`, whose effects are unknown")
+    if isinstance(func, ast.Name) and func.id in GENERATED_PREDICATES:
+        return
     if isinstance(func, ast.Name) and func.id in ctx.index.functions:
         _check_helper(ctx, ctx.index.functions[func.id], role, depth)
         return

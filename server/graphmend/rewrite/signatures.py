@@ -345,8 +345,9 @@ class Signatures:
         if method in ("float", "double", "half", "bfloat16", "long", "int", "bool", "short") and not node.args:
             return Sig(("const", DTYPE_NAMES[method]), receiver.shape)
         if method == "to" and len(node.args) == 1 and not node.keywords:
-            dtype = self._dtype_argument(node.args[0])
-            return Sig(dtype, receiver.shape) if dtype != UNKNOWN else Sig(UNKNOWN, UNKNOWN)
+            return Sig(self._dtype_argument(node.args[0]), receiver.shape)  # a dtype or device: never a new shape
+        if method in ("reshape", "view") and len(node.args) == 1 and not node.keywords and _is_empty_tuple(node.args[0]):
+            return Sig(receiver.dtype, SCALAR_SHAPE)  # `t.reshape(())`: 0-d, or it raised
         if method == "type_as" and len(node.args) == 1:
             return Sig(self.of(node.args[0]).dtype, receiver.shape)
         return self._elementwise(method, receiver, node, offset=0)
@@ -356,7 +357,9 @@ class Signatures:
             dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
             dtype = self._dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN
             shape = UNKNOWN
-            if leaf in ("zeros", "ones", "empty", "full") and node.args and _is_empty_tuple(node.args[0]):
+            sized_empty = leaf in ("zeros", "ones", "empty", "full") and node.args and _is_empty_tuple(node.args[0])
+            of_a_number = leaf in ("tensor", "as_tensor", "scalar_tensor") and node.args and self._python_number(node.args[0])
+            if sized_empty or of_a_number:
                 shape = SCALAR_SHAPE
             elif leaf in ("zeros", "ones", "empty", "rand", "randn") and _all_ones(node.args):
                 shape = SINGLE_SHAPE
@@ -377,6 +380,17 @@ class Signatures:
             return Sig(self._arith(a.dtype, b.dtype) if "py" in (a.dtype[0], b.dtype[0]) else _promote(a.dtype, b.dtype),
                        _broadcast(first.shape, a.shape, b.shape))
         return self._elementwise(leaf, first, node, offset=1)
+
+    def _python_number(self, node: ast.expr) -> bool:
+        """A Python int, float or bool: a literal, a name known to hold one, or a conversion."""
+        if isinstance(node, ast.Call) and self.ctx.qualname(node.func) in ("builtins.float", "builtins.int", "builtins.bool"):
+            return True
+        return self.of(node).dtype[0] == "py"
+
+    def _IfExp(self, node: ast.IfExp) -> Sig:
+        """`a if c else b`: what both values share."""
+        a, b = self.of(node.body), self.of(node.orelse)
+        return Sig(a.dtype if a.dtype == b.dtype else UNKNOWN, a.shape if a.shape == b.shape else UNKNOWN)
 
     def _reduction(self, name: str, first: Sig, node: ast.Call, offset: int) -> Sig | None:
         """Full reductions (no dim): a 0-d result. sum/prod widen integers to int64."""

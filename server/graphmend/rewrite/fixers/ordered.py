@@ -196,8 +196,11 @@ def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str]) -> int:
         head += 1
     if not any(statement is block for statement in parent.body[:head]):
         return 0
+    test = parent.test
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test = test.operand  # `if not t:` takes the truth value the `if` takes anyway
     try:
-        check_pure(ctx, parent.test, "the test (now evaluated for the reports and again for the rest)")
+        check_pure(ctx, test, "the test (now evaluated for the reports and again for the rest)")
     except DeclineError:
         return 0
     return head

@@ -19,16 +19,26 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
+from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
-from ..compile_checks import FLOAT_DIVISOR, INT_DIVISOR, MASK_SELECTS_ALIKE, NUMBER_DTYPE, call_text, checked_or_original, helper_edits
+from ..compile_checks import (
+    FLOAT_DIVISOR,
+    INT_DIVISOR,
+    MASK_SELECTS_ALIKE,
+    NUMBER_DTYPE,
+    ONE_VALUE,
+    call_text,
+    checked_or_original,
+    helper_edits,
+)
 from ..context import FixContext
+from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
-from ..py_types import BOOL, FLOAT, INT, value_type
+from ..py_types import BOOL, FLOAT, INT, name_type, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
-from .conditions import condition_text
+from .conditions import condition_text, is_float_literal, is_small_int, literal_value
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -41,6 +51,21 @@ def _snapshot(ctx: FixContext, tensor: ast.expr) -> str:
         return ctx.atom(tensor) if is_fresh(ctx, tensor) else f"{ctx.atom(tensor)}.clone()"
     detached = f"{ctx.atom(tensor)}.detach()"
     return detached if is_fresh(ctx, tensor) else f"{detached}.clone()"
+
+
+def _zero_d(ctx: FixContext, signatures: Signatures, tensor: ast.expr, call: ast.expr) -> str:
+    """The snapshot of `tensor` as the 0-d tensor the Python number becomes. `.item()` and
+    `float()` take any tensor of one element: one of shape (1, 1) kept as it is would broadcast
+    what it meets to its rank (`x / t` of shape (1, 3) where the original's is (3,)). A tensor not
+    known to be 0-d is reshaped to 0-d where it has one element; with more (or none) the original
+    conversion runs, and raises as it did."""
+    snapshot = _snapshot(ctx, tensor)
+    if ctx.kind(tensor) in SCALAR_KINDS or signatures.of(tensor).shape == SCALAR_SHAPE:
+        return snapshot
+    if not rereadable(tensor):
+        raise DeclineError("not-one-value", f"cannot prove `{ctx.code(tensor)[:30]}` is 0-d: a tensor of one element with dimensions would broadcast")
+    torch = ctx.torch_name()
+    return checked_or_original(f"{snapshot}.reshape(())", call_text(ONE_VALUE, ctx.code(tensor)), f"{torch}.as_tensor({ctx.code(call)})")
 
 
 class ScalarFixer:
@@ -66,7 +91,7 @@ class ScalarFixer:
         tensor, conversion = self._operand(ctx, call)
         statement = ctx.statement_of(call)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-        replacement = self._replacement(ctx, tensor, conversion, signatures)
+        replacement = self._replacement(ctx, tensor, conversion, signatures, _zero_d(ctx, signatures, tensor, call))
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
         if conversion == "float" and not signatures.is_floating(value_dtype):
             # float(t) of an integer or unknown dtype is a Python float: float64 holds it exactly
@@ -138,6 +163,7 @@ class ScalarFixer:
         allow it (tensor arithmetic, Python arithmetic before it, a local read only so); `title`
         says what the number was, the rest of the title what the arithmetic on it became."""
         statement = ctx.statement_of(call)
+        tested: list[ast.If] = []  # the `if`s that test the number (filled by _check_variable)
         steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float", "count") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
         parent = ctx.parent(end)
@@ -157,7 +183,7 @@ class ScalarFixer:
                 if problem is not None:
                     raise DeclineError("python-arithmetic", problem)
                 replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
-            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, python_float)
+            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, python_float, tested)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -165,9 +191,12 @@ class ScalarFixer:
         }
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
-        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE):
+        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE, ONE_VALUE):
             if any(helper in text for text in [replacement, *(t for _, t in chains)]):
                 edits += helper_edits(ctx, helper)
+        if tested:
+            why = "the number is tested by an `if`, which would then branch on the tensor"
+            require_branches_fixed_after(ctx, edits, function, finding.function, tested, Safety.SAFE, why)
         texts = [replacement, *(t for _, t in chains)]
         originals = [ctx.code(end), *(ctx.code(node) for node, _ in chains)]
 
@@ -193,8 +222,8 @@ class ScalarFixer:
             return call.args[0], name.split(".")[1]
         raise DeclineError("conversion", "only .item(), float(), int() and bool() of a tensor are rewritten")
 
-    def _replacement(self, ctx: FixContext, tensor: ast.expr, conversion: str, signatures: Signatures) -> str:
-        text = _snapshot(ctx, tensor)
+    def _replacement(self, ctx: FixContext, tensor: ast.expr, conversion: str, signatures: Signatures, text: str) -> str:
+        """`text` (the tensor as a 0-d snapshot) in the form of the conversion's value."""
         dtype = signatures._norm(signatures.of(tensor).dtype)
         floating = signatures.is_floating(dtype)
         integral = dtype[0] == "const" and dtype[1] not in FLOATS and dtype[1] != "bool"
@@ -253,10 +282,11 @@ class ScalarFixer:
         statement: ast.Assign,
         name: str,
         value_dtype: tuple,
-        python_float: bool = False,
+        python_float: bool,
+        tested: list[ast.If],
     ) -> list[tuple[ast.expr, str]]:
         """Checks every use; returns the uses that go through Python arithmetic first (`s + eps`)
-        with their tensor form."""
+        with their tensor form, and adds to `tested` the `if`s whose test compares the number."""
         uses = [
             n
             for n in ast.walk(function)
@@ -273,6 +303,14 @@ class ScalarFixer:
             steps, problem = _python_steps(ctx, signatures, use, value_dtype)
             end: ast.expr = steps[-1] if steps else use
             parent = ctx.parent(end)
+            branch = None if steps else _tested_branch(ctx, function, use)
+            if branch is not None:
+                # `if n > 0:`: the 0-d tensor compared as Python compares the number (below), and
+                # the `if` left for the Where fixer, which the caller makes sure can rewrite it
+                tested.append(branch)
+                if not _compares_exactly_as_is(value_dtype, parent):  # type: ignore[arg-type]
+                    chains.append((use, f"{name}.double()"))
+                continue
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
                 context = ctx.code(parent)[:40] if parent is not None else name
@@ -584,3 +622,51 @@ def _chain_text(
             chain[id(step)] = f"{torch}.clamp({chain[id(value)]}, {bound}={ctx.code(limit)})"
     text = chain[id(steps[-1])]
     return f"{text}.to({back})" if doubled and arithmetic else text
+
+
+_COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
+_EXACT_DOUBLE_INT = 2.0**53  # integers float64 holds exactly
+
+
+def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.Name) -> ast.If | None:
+    """The `if` of `function` whose whole test (or its negation) compares the number with number
+    literals: `if n > 0:`, `if not 0 < n <= 1:`. Python compares the number exactly; the 0-d
+    tensor compares the same when the literals are integers its dtype holds or, in float64 (see
+    `_compares_exactly_as_is`), floats and integers below 2**53."""
+    compare = ctx.parent(use)
+    if not isinstance(compare, ast.Compare) or not all(isinstance(op, _COMPARISONS) for op in compare.ops):
+        return None
+    operands = [compare.left, *compare.comparators]
+    if sum(o is use for o in operands) != 1:
+        return None
+    for operand in operands:
+        if operand is use or _python_float_name(ctx, function, operand):
+            continue
+        if not (is_small_int(operand) or is_float_literal(operand)) or abs(literal_value(operand)) >= _EXACT_DOUBLE_INT:
+            return None
+    node: ast.AST = compare
+    branch = ctx.parent(node)
+    while isinstance(branch, ast.UnaryOp) and isinstance(branch.op, ast.Not):
+        node, branch = branch, ctx.parent(branch)
+    if isinstance(branch, ast.If) and branch.test is node and ctx.function_of(branch) is function:
+        return branch
+    return None
+
+
+def _python_float_name(ctx: FixContext, function: ast.AST, node: ast.expr) -> bool:
+    """A name that holds a Python float wherever it is bound (`max_norm: float`, `eps = 1e-6`)."""
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    known = name_type(ctx, function, node.id)
+    return known is not None and not known.optional and known.name == "float"
+
+
+def _compares_exactly_as_is(value_dtype: tuple, compare: ast.Compare) -> bool:
+    """A 0-d float64 tensor compares with Python numbers exactly, and one of an integer dtype with
+    integer literals; anything else (a narrower float, which torch would compare in its own
+    precision, or a float operand, which torch would round to the tensor's dtype) is compared in
+    float64, which holds every float16/32/64 value, Python's floats, and integers below 2**53."""
+    if value_dtype == ("const", "float64"):
+        return True
+    integral = value_dtype in (("const", "int64"), ("const", "int32"))  # both hold the small literals
+    return integral and all(is_small_int(o) for o in [compare.left, *compare.comparators] if not isinstance(o, ast.Name))

@@ -32,12 +32,12 @@ from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
 from ...textedits import apply_edits, text_edits
 from ..aliasing import aliasing_reason
-from ..compile_checks import ONE_VALUE, SAME_TYPE, call_text, helper_edits
+from ..compile_checks import NUMBER_DTYPE, ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext, char_offset
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
-from ..purity import check_pure
+from ..purity import GENERATED_PREDICATES, check_pure
 from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
 from .conditions import check_condition_pure, condition_text, number_comparison_text, tensor_logic
 from .generated import flush_blank_lines
@@ -441,6 +441,17 @@ def _full_reduction_operand(ctx: FixContext, node: ast.AST, evaluated: frozenset
     return None
 
 
+def _casts_to_a_dtype(ctx: FixContext, call: ast.Call, signatures: Signatures) -> bool:
+    """`t.to(<a dtype>)`: `torch.float32`, `x.dtype`, or the dtype GraphMend's number helper names
+    (a `.to` that moves to a device may raise where the device is missing; a cast cannot)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "to" and len(call.args) == 1 and not call.keywords):
+        return False
+    argument = call.args[0]
+    if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id == NUMBER_DTYPE:
+        return True
+    return signatures._dtype_argument(argument) != UNKNOWN
+
+
 def _cannot_raise_on_shapes(
     ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset(), single: frozenset[str] = frozenset()
 ) -> bool:
@@ -469,19 +480,24 @@ def _cannot_raise_on_shapes(
         if isinstance(node, ast.Name):
             if node.id in single:
                 continue  # one element: broadcasts with anything
+            caller = ctx.parent(node)
+            if isinstance(caller, ast.Call) and caller.func is node:
+                continue  # the function called, not an operand: the call itself is vetted below
             if ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch":  # not the module
                 shape = signatures.of(node).shape
                 if shape != SCALAR_SHAPE:
                     tensors.add(node.id if shape == UNKNOWN else shape)
             continue
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Call) and ctx.parent(node).func is node:  # type: ignore[union-attr]
-            if node.attr not in _SHAPE_SAFE_CALLS:
+            if node.attr not in _SHAPE_SAFE_CALLS and not _casts_to_a_dtype(ctx, ctx.parent(node), signatures):  # type: ignore[arg-type]
                 return False
             continue
         if isinstance(node, ast.Call):
             name = ctx.qualname(node.func) or ""
             if isinstance(node.func, ast.Attribute) and not name.startswith("torch."):
                 continue  # a method: its name is checked above
+            if isinstance(node.func, ast.Name) and node.func.id in GENERATED_PREDICATES:
+                continue  # GraphMend's own: reads dtypes and shapes, raises on none
             if not (name.startswith("torch.") and name.rsplit(".", 1)[1] in _SHAPE_SAFE_CALLS):
                 return False
             continue

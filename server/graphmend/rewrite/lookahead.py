@@ -1,0 +1,82 @@
+"""Would a follow-up fix apply? Plan it on the code a fix is about to write.
+
+Some fixes only pay when another fix follows: keeping `n = t.item()` as a 0-d tensor turns
+`if n > 0:` into a branch on a tensor, which removes the break only if the Where fixer (or another
+safe fixer for GM101) can then rewrite that `if`. Without the follow-up the break would just move
+from `.item()` to the `if`. The fixer asks here before it commits: the edits are applied to the
+text, the result analysed as the engine will analyse it on its next round, and the findings at
+the named places planned at the same fix level.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+
+from ..analysis import analyze_detailed
+from ..findings import Edit
+from ..textedits import apply_edits
+from .context import FixContext
+from .model import Declined, DeclineError, Safety
+from .py_types import Function
+
+
+def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branches: Sequence[ast.If], level: Safety, why: str) -> None:
+    """Decline unless, after `edits`, each `if` of `branches` (statements of `function`, whose
+    qualified name is `qualname`) tests a tensor and has a fix at `level`. `why` names what the
+    first fix would leave behind. The edits may move lines but add or remove no `if`: each branch is
+    found again as the same `if`, counted in source order, of the same function."""
+    from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
+
+    order = _own_branches(function)
+    text = apply_edits(ctx.text, list(edits))
+    result = analyze_detailed(text, ctx.result.path, ctx.result.config, keep_facts=True)
+    rewritten = _function_named(result.tree, qualname) if result.tree is not None else None
+    if rewritten is None:
+        raise DeclineError("follow-up", f"{why}, and the rewritten function could not be found again")
+    after_order = _own_branches(rewritten)
+    if len(after_order) != len(order):
+        raise DeclineError("follow-up", f"{why}, and the rewritten function has other branches")
+    after = FixContext(result)
+    for branch in branches:
+        test = after_order[next(i for i, b in enumerate(order) if b is branch)].test
+        findings = [f for f in result.findings if f.code == "GM101" and f.function == qualname and test.lineno <= f.span.start_line <= (test.end_lineno or test.lineno)]
+        if not findings:
+            raise DeclineError("follow-up", f"{why}: `if {ctx.code(branch.test)[:40]}` was expected to become a branch on a tensor and did not")
+        for finding in findings:
+            outcome = plan_fix(finding, after, level)
+            if isinstance(outcome, Declined):
+                raise DeclineError("follow-up", f"{why}, where the branch would still break: {outcome.reason}")
+
+
+def _own_branches(function: Function) -> list[ast.If]:
+    """The `if` statements of `function` itself (not of functions or classes inside it), in source order."""
+    found: list[ast.If] = []
+    stack: list[ast.AST] = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.If):
+            found.append(node)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _function_named(tree: ast.Module, qualname: str) -> Function | None:
+    """The function whose `__qualname__` (as findings name functions) is `qualname`."""
+    def search(body: list[ast.stmt], prefix: str) -> Function | None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = f"{prefix}{node.name}"
+                if name == qualname:
+                    return node
+                if qualname.startswith(f"{name}.<locals>."):
+                    return search(node.body, f"{name}.<locals>.")
+            elif isinstance(node, ast.ClassDef) and qualname.startswith(f"{prefix}{node.name}."):
+                found = search(node.body, f"{prefix}{node.name}.")
+                if found is not None:
+                    return found
+        return None
+
+    return search(tree.body, "")
