@@ -100,6 +100,33 @@ def {name}(mask, *values, arithmetic=""):
     )
 '''
 
+MASK_SELECTS_ROWS = "_graphmend_mask_selects_rows"
+assert MASK_SELECTS_ROWS in TRUE_WHEN_FIXED_NAMES
+
+_MASK_SELECTS_ROWS_TEXT = '''
+
+def {name}(mask, rows, labels, loss=None):
+    """Whether `mask` is a 1-d boolean tensor over the rows of the 2-d `rows` and of the 1-d integer
+    `labels`, all on one device: then `rows[mask]` and `labels[mask]` keep whole rows (a sample's
+    scores and its class), which cross_entropy and nll_loss can leave out with `ignore_index`. With
+    `loss` (an nn.CrossEntropyLoss or nn.NLLLoss), also that it reduces to one value.
+
+    Added by GraphMend: decided from dtypes, shapes and the loss's settings only, so under
+    torch.compile it is settled while tracing and costs no graph break; where it is False the
+    original selection runs.
+    """
+    tensors = all(isinstance(t, {torch}.Tensor) for t in (mask, rows, labels))
+    return (
+        tensors
+        and (loss is None or loss.reduction in ("mean", "sum"))
+        and mask.dtype == {torch}.bool
+        and (mask.dim(), rows.dim(), labels.dim()) == (1, 2, 1)
+        and not (labels.is_floating_point() or labels.is_complex() or labels.dtype == {torch}.bool)
+        and mask.shape[0] == rows.shape[0] == labels.shape[0]
+        and mask.device == rows.device == labels.device
+    )
+'''
+
 FLOAT_DIVISOR = "_graphmend_float_divisor"
 
 _FLOAT_DIVISOR_TEXT = '''
@@ -162,6 +189,7 @@ _TEXTS = {
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
+    MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,
     FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
     INT_DIVISOR: _INT_DIVISOR_TEXT,
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,

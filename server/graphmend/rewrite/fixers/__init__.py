@@ -16,6 +16,7 @@ from .guarded_fill import GuardedMaskedFillFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
+from .masked_rows import MaskedRowLossFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
@@ -38,6 +39,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhileLoopFixer(),
     ScalarFixer(),
     MaskedReductionFixer(),
+    MaskedRowLossFixer(),
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
