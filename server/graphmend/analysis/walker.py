@@ -433,6 +433,8 @@ class FunctionWalker:
         if isinstance(target, ast.Subscript):
             self.evaluator.visit(target.value)
             self.evaluator.visit(target.slice)
+            for rule in self.rules.by_store_type.get(ast.Subscript, ()):
+                rule.check_store(target, self)
         elif isinstance(target, ast.Attribute):
             self.evaluator.visit(target.value)
         elif isinstance(target, (ast.Tuple, ast.List)):

@@ -46,6 +46,7 @@ class RuleSet:
     by_method: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_truth: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_statement: dict[type, tuple[Rule, ...]] = field(default_factory=dict)
+    by_store_type: dict[type, tuple[Rule, ...]] = field(default_factory=dict)
     by_callee_kind: dict[object, tuple[Rule, ...]] = field(default_factory=dict)
     by_root: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     by_code: dict[str, Rule] = field(default_factory=dict)  # rules the walker reports on its own
@@ -62,6 +63,7 @@ _HOOK_TABLES = (
     ("methods", "by_method"),
     ("truth_constructs", "by_truth"),
     ("statement_types", "by_statement"),
+    ("store_types", "by_store_type"),
     ("callee_kinds", "by_callee_kind"),
     ("qualname_roots", "by_root"),
 )

@@ -120,6 +120,9 @@ class Rule:
     methods: ClassVar[frozenset[str]] = frozenset()
     truth_constructs: ClassVar[frozenset[str]] = frozenset()
     statement_types: ClassVar[tuple[type, ...]] = ()
+    # Node types also checked where they are assigned to (`x[a:b] = v`), with `check_store`: a
+    # store traces differently from a read (`x[mask] = 0` does not break where `x[mask]` does).
+    store_types: ClassVar[tuple[type, ...]] = ()
     # Calls whose callee has one of these kinds (a Logger method, a disabled function, ...), and
     # calls into these modules (`math` for `math.sqrt(t)`).
     callee_kinds: ClassVar[frozenset[Kind]] = frozenset()
@@ -139,6 +142,10 @@ class Rule:
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         """Called for nodes of `node_types`, and for calls matching `qualnames`, `methods`,
         `callee_kinds` or `qualname_roots`."""
+
+    def check_store(self, node: ast.AST, ctx: RuleContext) -> None:
+        """Called for assignment targets of `store_types` (`x[a:b] = v`; not augmented ones, which
+        read the target first and are checked as reads)."""
 
     def check_truth(self, node: ast.expr, kind: Kind, construct: str, ctx: RuleContext) -> None:
         """Called for expressions whose truth value is taken in one of `truth_constructs`."""

@@ -178,6 +178,7 @@ class RangeOverTensor(Rule):
 class TensorAsIndex(Rule):
     code = "GM205"
     node_types = (ast.Subscript,)
+    store_types = (ast.Subscript,)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Subscript)
@@ -186,13 +187,8 @@ class TensorAsIndex(Rule):
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         for part in parts:
             if isinstance(part, ast.Slice):
-                for bound in (part.lower, part.upper, part.step):
-                    if bound is not None and is_tensor(ctx.kind(bound)):
-                        if SCALAR_FLAG in ctx.index.dynamo_flags:  # type: ignore[attr-defined]
-                            return  # traced with an unbacked size
-                        # Dynamo cannot resume after a data-dependent slice (measured).
-                        ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
-                        return
+                if self._slice_bound(node, part, ctx):
+                    return
             elif base in (Kind.PY_SEQ, Kind.TENSORS, Kind.MODULES) and is_tensor(ctx.kind(part)):
                 role = "index into a ModuleList" if base is Kind.MODULES else "list index"
                 ctx.report(self, node, index=ctx.snippet(part), role=role)
@@ -200,6 +196,27 @@ class TensorAsIndex(Rule):
             elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
                 ctx.report(self, node, index=ctx.snippet(part), role="integer index")
                 return
+
+    def check_store(self, node: ast.AST, ctx: RuleContext) -> None:
+        """`x[a:b] = v` with tensor bounds breaks as the read does (measured); a boolean mask traces
+        as an index_put and does not. (A 0-d integer index computed in the graph, `y[x.argmax()] = 0`,
+        breaks too, but one passed in did not: not reported until measured further.)"""
+        assert isinstance(node, ast.Subscript)
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            if isinstance(part, ast.Slice) and self._slice_bound(node, part, ctx):
+                return
+
+    def _slice_bound(self, node: ast.Subscript, part: ast.Slice, ctx: RuleContext) -> bool:
+        """Report a tensor slice bound of `part`; True when one was found."""
+        for bound in (part.lower, part.upper, part.step):
+            if bound is not None and is_tensor(ctx.kind(bound)):
+                if SCALAR_FLAG in ctx.index.dynamo_flags:  # type: ignore[attr-defined]
+                    return True  # traced with an unbacked size
+                # Dynamo cannot resume after a data-dependent slice (measured).
+                ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
+                return True
+        return False
 
     breaks = (
         compiled(
@@ -243,6 +260,15 @@ class TensorAsIndex(Rule):
             """,
             note="`self.experts[expert_idx]` in MoE dispatch loops: the index is a tensor",
         ),
+        compiled(
+            """
+            end = (x > 0).sum()
+            y = x * 2
+            y[:end, :end] = 0  # expect: GM205
+            return y
+            """,
+            note="slice bounds assigned to (pixtral's block attention mask): the write breaks as a read does",
+        ),
     )
     ok = (
         compiled(
@@ -251,6 +277,14 @@ class TensorAsIndex(Rule):
             idx = torch.argsort(x)
             return x[:half].sum() + x[idx] + x[..., None].squeeze(-1)
             """
+        ),
+        compiled(
+            """
+            y = x * 2
+            y[y > 1] = 1
+            return y
+            """,
+            note="a write through a boolean mask traces as an index_put (reading `y[y > 1]` breaks)",
         ),
     )
 
