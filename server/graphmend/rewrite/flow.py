@@ -58,7 +58,7 @@ def _block_binds(body: list[ast.stmt]) -> set[str]:
     return names
 
 
-def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def parameter_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     args = function.args
     names = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
     names |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
@@ -95,7 +95,7 @@ def defined_before(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
         if any(name in binds(earlier) for earlier in block[:index]):
             return True
         if parent is function:
-            return name in _parameters(function)  # type: ignore[arg-type]
+            return name in parameter_names(function)  # type: ignore[arg-type]
         if isinstance(parent, (ast.For, ast.AsyncFor)) and name in set(bound_names(parent.target)):
             return True
     return False

@@ -43,7 +43,7 @@ import libcst as cst
 from ...findings import Finding
 from ..compile_checks import PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
-from ..flow import _parameters, changed_in_place_after, reaching_definition, read_after
+from ..flow import changed_in_place_after, parameter_names, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from .conditions import tensor_logic
@@ -228,7 +228,7 @@ def _unchanged_parameter(ctx: FixContext, name: str, first: ast.stmt, last: ast.
     function = ctx.function_of(last)
     if function is None or any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(last)):
         return False
-    if name not in _parameters(function) or first.lineno > last.lineno:
+    if name not in parameter_names(function) or first.lineno > last.lineno:
         return False
     return not any(
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < last.lineno for n in ast.walk(function)
