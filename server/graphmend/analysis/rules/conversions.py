@@ -198,13 +198,18 @@ class TensorAsIndex(Rule):
                 return
 
     def check_store(self, node: ast.AST, ctx: RuleContext) -> None:
-        """`x[a:b] = v` with tensor bounds breaks as the read does (measured); a boolean mask traces
-        as an index_put and does not. (A 0-d integer index computed in the graph, `y[x.argmax()] = 0`,
-        breaks too, but one passed in did not: not reported until measured further.)"""
+        """Writes, measured: `x[a:b] = v` with tensor bounds breaks as the read does, and so does
+        `x[i] = v` with a 0-d integer tensor computed in the graph (`x.argmax()`, a count: dynamo
+        reads its value); a boolean mask traces as an index_put and does not."""
         assert isinstance(node, ast.Subscript)
+        base = ctx.kind(node.value)
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
-            if isinstance(part, ast.Slice) and self._slice_bound(node, part, ctx):
+            if isinstance(part, ast.Slice):
+                if self._slice_bound(node, part, ctx):
+                    return
+            elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
+                ctx.report(self, node, index=ctx.snippet(part), role="integer index")
                 return
 
     def _slice_bound(self, node: ast.Subscript, part: ast.Slice, ctx: RuleContext) -> bool:
@@ -268,6 +273,14 @@ class TensorAsIndex(Rule):
             return y
             """,
             note="slice bounds assigned to (pixtral's block attention mask): the write breaks as a read does",
+        ),
+        compiled(
+            """
+            y = x * 2
+            y[x.argmax()] = 0  # expect: GM205
+            return y
+            """,
+            note="a write at a 0-d index computed in the graph: dynamo reads the index's value",
         ),
     )
     ok = (
