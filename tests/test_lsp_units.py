@@ -160,3 +160,33 @@ def _accepted(check: object, value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_client_support_is_read_from_the_capabilities_the_client_sends() -> None:
+    """What a client does not say it supports is not supported; resolving a code action counts
+    only when the client resolves its edit."""
+    from graphmend.lsp.capabilities import ClientSupport
+
+    assert ClientSupport.of(None) == ClientSupport() == ClientSupport.of(types.ClientCapabilities())
+    rich = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            configuration=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(document_changes=True),
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(dynamic_registration=True),
+            diagnostics=types.DiagnosticWorkspaceClientCapabilities(refresh_support=True),
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            diagnostic=types.DiagnosticClientCapabilities(),
+            code_action=types.CodeActionClientCapabilities(
+                disabled_support=True, resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"])
+            ),
+        ),
+        window=types.WindowClientCapabilities(work_done_progress=True),
+    )
+    support = ClientSupport.of(rich)
+    assert support == ClientSupport(
+        pull_diagnostics=True, diagnostic_refresh=True, code_lens_refresh=False, watched_files_registration=True, configuration=True,
+        disabled_code_actions=True, resolve_edit=True, work_done_progress=True, document_changes=True,
+    )  # fmt: skip
+    title_only = types.CodeActionClientCapabilities(resolve_support=types.ClientCodeActionResolveOptions(properties=["title"]))
+    assert not ClientSupport.of(types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(code_action=title_only))).resolve_edit
