@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import itertools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
@@ -71,6 +72,7 @@ class FixContext:
         self._functions: dict[int, _ParsedFunction] = {}
         self._by_span: dict[int, dict[Span, list[ast.AST]]] = {}
         self._memo: dict[tuple, object] = {}
+        self._statements: dict[int, ast.stmt | None] = {}  # id(expression) -> its statement (statement_of)
 
     # -- the ast side ---------------------------------------------------------------------------
     def _index_top_level(self, line: int | None) -> None:
@@ -186,12 +188,23 @@ class FixContext:
         return None
 
     def statement_of(self, node: ast.AST) -> ast.stmt | None:
+        """The statement `node` is part of. Remembered for every expression on the way up, so that
+        asking for each operand of a 2,000-term sum costs a walk of the sum once, not 2,000 times."""
         if isinstance(node, ast.stmt):
             return node
-        for ancestor in self.ancestors(node):
-            if isinstance(ancestor, ast.stmt):
-                return ancestor
-        return None
+        passed: list[int] = []
+        found: ast.stmt | None = None
+        for current in itertools.chain((node,), self.ancestors(node)):
+            if id(current) in self._statements:
+                found = self._statements[id(current)]
+                break
+            if isinstance(current, ast.stmt):
+                found = current
+                break
+            passed.append(id(current))
+        for key in passed:
+            self._statements[key] = found
+        return found
 
     def if_testing(self, finding: Finding) -> tuple[ast.If, ast.FunctionDef | ast.AsyncFunctionDef] | None:
         """The `if` whose test holds the finding's node, and the function it is in; None when the
