@@ -60,7 +60,7 @@ class MaskedRowLossFixer:
         call = ctx.parent(node) if isinstance(node, ast.Subscript) else None
         if not (isinstance(call, ast.Call) and any(a is node for a in call.args)):
             raise DeclineError("not-a-row-loss", "the selection is not an argument of cross_entropy or nll_loss")
-        module = _loss_module(ctx, call)
+        module, constructor = _loss_module(ctx, call)
         if ctx.qualname(call.func) not in _LOSSES and module is None:
             raise DeclineError("not-a-row-loss", "the selection is not an argument of cross_entropy or nll_loss")
         function = ctx.function_of(call)
@@ -73,10 +73,14 @@ class MaskedRowLossFixer:
         if not rereadable(mask):
             raise DeclineError("mask-not-a-name", f"the mask `{ctx.code(mask)[:30]}` is computed, not a name or a comparison of names, to read again")
         torch = ctx.torch_name()
-        if module is not None:  # the module's own settings, read while tracing
+        settings = call if module is None else constructor  # where ignore_index and reduction are written
+        if settings is not None:
+            _keywords(ctx, settings)  # a module built here: its keywords are checked as the function's are
+            ignore_index = next((ctx.code(k.value) for k in settings.keywords if k.arg == "ignore_index"), _DEFAULT_IGNORE_INDEX)
+            module = None  # its settings are known: nothing to read off it while tracing
+        else:  # `self.criterion`: the module's own settings, read while tracing
+            assert module is not None
             ignore_index = f"{ctx.atom(module)}.ignore_index"
-        else:
-            ignore_index = next((ctx.code(k.value) for k in call.keywords if k.arg == "ignore_index"), _DEFAULT_IGNORE_INDEX)
         rest = "".join(f", {k.arg}={ctx.code(k.value)}" for k in keywords)
         m, x, y = ctx.code(mask), ctx.code(scores), ctx.code(labels)
         fixed = f"{ctx.code(call.func)}({torch}.where({ctx.atom(mask)}[:, None], {x}, 0), {torch}.where({m}, {y}, {ignore_index}){rest})"
@@ -114,23 +118,28 @@ def _keywords(ctx: FixContext, call: ast.Call) -> list[ast.keyword]:
     return list(call.keywords)
 
 
-def _loss_module(ctx: FixContext, call: ast.Call) -> ast.expr | None:
+def _loss_module(ctx: FixContext, call: ast.Call) -> tuple[ast.expr | None, ast.Call | None]:
     """The callee of `criterion(scores[m], labels[m])` when it is an nn.CrossEntropyLoss or
-    nn.NLLLoss: a local name bound to one (`loss_fct = CrossEntropyLoss()`) or a module attribute
-    set to one in `__init__` (`self.criterion`). Its settings are read off it while tracing."""
+    nn.NLLLoss, and the call that built it when that is in sight: a local name bound to one
+    (`loss_fct = CrossEntropyLoss()`, transformers' style: its keywords are read from the source,
+    since dynamo cannot read the attributes of a loss module built while it traces), or a module
+    attribute set to one in `__init__` (`self.criterion`: its settings are read off it while
+    tracing, which dynamo does)."""
     func = call.func
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
         function = ctx.function_of(call)
         owner = ctx.index.owner.get(id(function)) if function is not None else None
         layer = ctx.index.attr_torch_class(owner, func.attr) if owner is not None else None
-        return func if layer in _LOSS_MODULES else None
+        return (func, None) if layer in _LOSS_MODULES else (None, None)
     if isinstance(func, ast.Name):
         statement = ctx.statement_of(call)
         value = reaching_definition(ctx, statement, func.id) if statement is not None else None
-        if isinstance(value, ast.Call) and (ctx.qualname(value.func) or "").rsplit(".", 1)[-1] in _LOSS_MODULES:
-            if (ctx.qualname(value.func) or "").startswith("torch.nn."):
-                return func
-    return None
+        name = ctx.qualname(value.func) if isinstance(value, ast.Call) else None
+        if isinstance(value, ast.Call) and name is not None and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in _LOSS_MODULES:
+            if value.args:
+                raise DeclineError("row-loss-keyword", f"`{ctx.code(value)[:40]}` passes its settings by position")
+            return func, value
+    return None, None
 
 
 def _no_keywords(ctx: FixContext, call: ast.Call) -> list[ast.keyword]:
