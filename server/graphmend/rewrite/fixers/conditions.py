@@ -165,13 +165,13 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
         # compare in float64: exact for a floating `t` (float16/32/64 values are all float64
         # values); Python compares an int with a float exactly, and so does float64 for literals
         # below 2**53 (an int beyond that rounds, but stays beyond the literal on the same side)
-        if any(is_float_literal(o) and abs(literal_value(o)) >= _EXACT_DOUBLE_INT for o in [test.left, *test.comparators]):
+        if any(is_float_literal(o) and abs(literal_value(o)) >= EXACT_DOUBLE_INT for o in [test.left, *test.comparators]):
             return None
         rendered = f"{rendered}.double()"
     return ctx.code_with(test, {id(operand): rendered})
 
 
-_EXACT_DOUBLE_INT = 2.0**53
+EXACT_DOUBLE_INT = 2.0**53  # integers float64 holds exactly
 
 
 def literal_value(node: ast.expr) -> float:

@@ -38,7 +38,7 @@ from ..model import DeclineError, Fix, Safety
 from ..py_types import BOOL, FLOAT, INT, name_type, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
-from .conditions import condition_text, is_float_literal, is_small_int, literal_value
+from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -625,7 +625,6 @@ def _chain_text(
 
 
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
-_EXACT_DOUBLE_INT = 2.0**53  # integers float64 holds exactly
 
 
 def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.Name) -> ast.If | None:
@@ -642,7 +641,7 @@ def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.Name) -> ast.If 
     for operand in operands:
         if operand is use or _python_float_name(ctx, function, operand):
             continue
-        if not (is_small_int(operand) or is_float_literal(operand)) or abs(literal_value(operand)) >= _EXACT_DOUBLE_INT:
+        if not (is_small_int(operand) or is_float_literal(operand)) or abs(literal_value(operand)) >= EXACT_DOUBLE_INT:
             return None
     node: ast.AST = compare
     branch = ctx.parent(node)
