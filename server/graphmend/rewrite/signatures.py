@@ -333,7 +333,7 @@ class Signatures:
             return UNKNOWN
         return self.of(node.args[0]).shape
 
-    def _dtype_argument(self, node: ast.AST) -> tuple:
+    def dtype_argument(self, node: ast.AST) -> tuple:
         if isinstance(node, ast.Attribute) and node.attr == "dtype":  # .to(hidden.dtype)
             return self.of(node.value).dtype
         name = self.ctx.qualname(node)
@@ -345,7 +345,7 @@ class Signatures:
         if method in ("float", "double", "half", "bfloat16", "long", "int", "bool", "short") and not node.args:
             return Sig(("const", DTYPE_NAMES[method]), receiver.shape)
         if method == "to" and len(node.args) == 1 and not node.keywords:
-            return Sig(self._dtype_argument(node.args[0]), receiver.shape)  # a dtype or device: never a new shape
+            return Sig(self.dtype_argument(node.args[0]), receiver.shape)  # a dtype or device: never a new shape
         if method in ("reshape", "view") and len(node.args) == 1 and not node.keywords and _is_empty_tuple(node.args[0]):
             return Sig(receiver.dtype, SCALAR_SHAPE)  # `t.reshape(())`: 0-d, or it raised
         if method == "type_as" and len(node.args) == 1:
@@ -355,7 +355,7 @@ class Signatures:
     def _function(self, leaf: str, node: ast.Call) -> Sig:
         if leaf in _FACTORIES or leaf in _RANDOM_FACTORIES:
             dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
-            dtype = self._dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN
+            dtype = self.dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN
             shape = UNKNOWN
             sized_empty = leaf in ("zeros", "ones", "empty", "full") and node.args and _is_empty_tuple(node.args[0])
             of_a_number = leaf in ("tensor", "as_tensor", "scalar_tensor") and node.args and self._python_number(node.args[0])
@@ -369,7 +369,7 @@ class Signatures:
         first = self.of(node.args[0])
         if leaf in ("zeros_like", "ones_like", "empty_like") and len(node.args) == 1:
             dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
-            dtype = self._dtype_argument(dtype_kw) if dtype_kw is not None else first.dtype
+            dtype = self.dtype_argument(dtype_kw) if dtype_kw is not None else first.dtype
             return Sig(dtype, first.shape)
         if leaf in LOSSES:
             reduction = next((k.value for k in node.keywords if k.arg == "reduction"), None)

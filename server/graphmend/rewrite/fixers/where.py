@@ -449,7 +449,7 @@ def _casts_to_a_dtype(ctx: FixContext, call: ast.Call, signatures: Signatures) -
     argument = call.args[0]
     if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id == NUMBER_DTYPE:
         return True
-    return signatures._dtype_argument(argument) != UNKNOWN
+    return signatures.dtype_argument(argument) != UNKNOWN
 
 
 def _cannot_raise_on_shapes(
