@@ -75,7 +75,8 @@ class MaskedRowLossFixer:
         torch = ctx.torch_name()
         settings = call if module is None else constructor  # where ignore_index and reduction are written
         if settings is not None:
-            _keywords(ctx, settings)  # a module built here: its keywords are checked as the function's are
+            if settings is constructor:
+                _keywords(ctx, settings)  # a module built here: its keywords are checked as the function's are
             ignore_index = next((ctx.code(k.value) for k in settings.keywords if k.arg == "ignore_index"), _DEFAULT_IGNORE_INDEX)
             module = None  # its settings are known: nothing to read off it while tracing
         else:  # `self.criterion`: the module's own settings, read while tracing
