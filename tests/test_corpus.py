@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from graphmend.analysis.rules import ALL_RULES
+from graphmend.analysis.rules.catalogue import example_files
 
 from .ground_truth import disagreements
 
@@ -44,3 +45,10 @@ def test_every_rule_has_examples_that_break() -> None:
 def test_every_rule_has_examples_that_do_not_break() -> None:
     missing = [rule.code for rule in ALL_RULES if not rule.all_examples()[1]]
     assert not missing, f"rules without a non-breaking example: {missing}"
+
+
+def test_every_examples_file_belongs_to_a_rule() -> None:
+    """A misnamed examples file would be read by no rule, and its examples never run."""
+    codes = {rule.code for rule in ALL_RULES}
+    orphans = [path.name for path in example_files() if path.stem not in codes]
+    assert not orphans, f"examples files for codes no rule has: {orphans}"

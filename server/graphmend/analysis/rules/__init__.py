@@ -12,6 +12,7 @@ from types import ModuleType
 
 from . import control_flow, conversions, dynamic_shapes, side_effects, untraceable
 from .base import CallTableRule, Effect, Example, Rule, RuleContext
+from .declared import declared_rules
 
 
 def _rules_in(module: ModuleType) -> list[type[Rule]]:
@@ -24,8 +25,12 @@ def _rules_in(module: ModuleType) -> list[type[Rule]]:
     ]
 
 
-_RULE_CLASSES: tuple[type[Rule], ...] = tuple(
+_WRITTEN: list[type[Rule]] = [
     rule for module in (control_flow, conversions, side_effects, dynamic_shapes, untraceable) for rule in _rules_in(module)
+]
+# Written rules and those declared in catalogue.toml, in code order (the order docs list them in).
+_RULE_CLASSES: tuple[type[Rule], ...] = tuple(
+    sorted(_WRITTEN + declared_rules({rule.code for rule in _WRITTEN}), key=lambda rule: rule.code)
 )
 
 ALL_RULES: tuple[Rule, ...] = tuple(cls() for cls in _RULE_CLASSES)

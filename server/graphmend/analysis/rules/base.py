@@ -1,8 +1,9 @@
 """Rules as self-describing, self-testing units (the Fixit idea, applied to graph breaks).
 
-A rule is a class with a code, the hooks it listens to, and examples: `breaks` (code where dynamo
-breaks on the lines marked `# expect: GMxxx`) and `ok` (code where it does not). Its words (a
-message in three parts: what, why dynamo breaks there, what to do) are in catalogue.toml. tests/test_corpus.py runs every example
+A rule is a class with a code and the hooks it listens to. Its words (a message in three parts:
+what, why dynamo breaks there, what to do) are in catalogue.toml; its examples, `breaks` (code where
+dynamo breaks on the lines marked `# expect: GMxxx`) and `ok` (code where it does not), in
+examples/<code>.toml, read into the class when it is defined. tests/test_corpus.py runs every example
 through the analyser *and* through real TorchDynamo and requires both to agree, so a rule cannot
 claim a break that dynamo does not make.
 
@@ -19,13 +20,11 @@ from __future__ import annotations
 
 import ast
 import enum
-import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from ..kinds import Kind, is_tensor
-from .catalogue import words_for
+from .catalogue import Example, examples_for, words_for
 
 if TYPE_CHECKING:
     from ...findings import Related
@@ -42,27 +41,6 @@ class Effect(enum.Enum):
     # not depending on what it iterates over; from 3.12 (inlined comprehensions) the whole function.
     MAY_SKIP = "may-skip"
     SILENT_SKIP = "silent-skip"  # the function is never compiled, and dynamo logs nothing
-
-
-@dataclass(frozen=True)
-class Example:
-    code: str
-    note: str = ""
-
-    @property
-    def source(self) -> str:
-        return textwrap.dedent(self.code).lstrip("\n")
-
-
-def example(code: str, note: str = "") -> Example:
-    return Example(code, note)
-
-
-def compiled(body: str, note: str = "", params: str = "x") -> Example:
-    """The common example: `import torch` and a `@torch.compile`d `f(params)` whose body is `body`."""
-    lines = textwrap.dedent(body).strip("\n").split("\n")
-    indented = "\n".join(f"    {line}" if line.strip() else "" for line in lines)
-    return Example(f"import torch\n\n@torch.compile\ndef f({params}):\n{indented}\n", note)
 
 
 class RuleContext(Protocol):
@@ -138,6 +116,7 @@ class Rule:
         if "code" in cls.__dict__:
             words = words_for(cls.code)
             cls.name, cls.message, cls.why, cls.fix = words.name, words.message, words.why, words.fix
+            cls.breaks, cls.ok = examples_for(cls.code)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         """Called for nodes of `node_types`, and for calls matching `qualnames`, `methods`,

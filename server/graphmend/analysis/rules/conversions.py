@@ -12,39 +12,7 @@ import ast
 
 from ..kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, is_tensor
 from ..symbols import SCALAR_FLAG
-from .base import Effect, Rule, RuleContext, TensorOpRule, compiled, example, receiver
-
-
-class Item(TensorOpRule):
-    code = "GM201"
-    methods = frozenset({"item"})
-    removed_by_flag = SCALAR_FLAG
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            s = y.sum().item()  # expect: GM201
-            return y * s
-            """
-        ),
-        compiled(
-            """
-            y = x * 2
-            assert y.sum().item() > -1e9  # expect: GM201
-            return y + 1
-            """,
-            note="a data-dependent assert does not break, but the .item() inside it does",
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            y = x * 2
-            s = y.sum()
-            return y * s + x.shape[0]
-            """
-        ),
-    )
+from .base import Effect, Rule, RuleContext, TensorOpRule, receiver
 
 
 class ToList(TensorOpRule):
@@ -59,32 +27,6 @@ class ToList(TensorOpRule):
         if SCALAR_FLAG in ctx.index.dynamo_flags and _integral(target, ctx):  # type: ignore[attr-defined]
             return  # captured as symbolic ints (a float tensor's tolist still breaks)
         ctx.report(self, node)
-
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            values = y.tolist()  # expect: GM202
-            return y + values[0]
-            """
-        ),
-        compiled(
-            """
-            sizes = (x.abs() * 0 + 1).long()
-            parts = torch.split(x, sizes.tolist())  # expect: GM202
-            return parts[0] + 1
-            """,
-            note="the MoE `expert_size.tolist()` idiom",
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            dims = list(x.shape)
-            return x.reshape(dims) + 1
-            """
-        ),
-    )
 
 
 _CONVERTERS = {"builtins.int", "builtins.float", "builtins.bool", "builtins.complex"}
@@ -102,46 +44,6 @@ class PythonNumberFromTensor(Rule):
         if any(is_tensor(ctx.kind(arg)) for arg in node.args):
             ctx.report(self, node)
 
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            flag = bool(y.sum() > 0)  # expect: GM203
-            return y + flag
-            """
-        ),
-        example(
-            """
-            import math
-            import torch
-
-            @torch.compile
-            def f(x):
-                y = x * 2
-                return y + math.sqrt(y.abs().sum())  # expect: GM203
-            """
-        ),
-        compiled(
-            """
-            y = x * 2
-            return y * float(y.mean()) + int(y.sum())  # expect: GM203
-            """
-        ),
-    )
-    ok = (
-        example(
-            """
-            import math
-            import torch
-
-            @torch.compile
-            def f(x):
-                n = int(x.shape[0])
-                return x / math.sqrt(x.shape[-1]) + float(n) + bool(x.dim())
-            """
-        ),
-    )
-
 
 class RangeOverTensor(Rule):
     code = "GM204"
@@ -151,28 +53,6 @@ class RangeOverTensor(Rule):
         assert isinstance(node, ast.Call)
         if any(is_tensor(ctx.kind(arg)) for arg in node.args):
             ctx.report(self, node)
-
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            n = (y > 0).sum()
-            total = 0
-            for i in range(n):  # expect: GM204
-                total += i
-            return y + total
-            """
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            for i in range(x.shape[0]):
-                x = x + i
-            return x
-            """
-        ),
-    )
 
 
 class TensorAsIndex(Rule):
@@ -222,84 +102,6 @@ class TensorAsIndex(Rule):
                 ctx.report(self, node, effect=Effect.RESUME_FAILS, index=ctx.snippet(bound), role="slice bound")
                 return True
         return False
-
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            n = (y > 0).sum()
-            return y[:n].sum() + 1  # expect: GM205
-            """,
-            note="dynamo cannot resume after this break: the rest of the function runs eagerly",
-        ),
-        compiled(
-            """
-            options = [x, x * 2]
-            i = x.argmax() % 2
-            return options[i] + 1  # expect: GM205
-            """
-        ),
-        compiled(
-            """
-            i = x.argmax()
-            return x[i] + 1  # expect: GM205
-            """
-        ),
-        example(
-            """
-            import torch
-            from torch import nn
-
-            class MoE(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.experts = nn.ModuleList(nn.Linear(4, 4) for _ in range(2))
-
-                def forward(self, x):
-                    hit = (x.sum() > 0).long().reshape(1)
-                    expert = self.experts[hit]  # expect: GM205
-                    return expert(x)
-
-            def sample():
-                return MoE(), (torch.randn(2, 4),), {}
-            """,
-            note="`self.experts[expert_idx]` in MoE dispatch loops: the index is a tensor",
-        ),
-        compiled(
-            """
-            end = (x > 0).sum()
-            y = x * 2
-            y[:end, :end] = 0  # expect: GM205
-            return y
-            """,
-            note="slice bounds assigned to (pixtral's block attention mask): the write breaks as a read does",
-        ),
-        compiled(
-            """
-            y = x * 2
-            y[x.argmax()] = 0  # expect: GM205
-            return y
-            """,
-            note="a write at a 0-d index computed in the graph: dynamo reads the index's value",
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            half = x.shape[0] // 2
-            idx = torch.argsort(x)
-            return x[:half].sum() + x[idx] + x[..., None].squeeze(-1)
-            """
-        ),
-        compiled(
-            """
-            y = x * 2
-            y[y > 1] = 1
-            return y
-            """,
-            note="a write through a boolean mask traces as an index_put (reading `y[y > 1]` breaks)",
-        ),
-    )
 
 
 # Functions and methods whose positional arguments are sizes (Python ints).
@@ -358,67 +160,6 @@ class TensorAsSize(Rule):
                     ctx.report(self, node, size=ctx.snippet(element))
                     return
 
-    breaks = (
-        compiled(
-            """
-            n = (x > 0).sum() + 1
-            return torch.zeros(n).sum() + x  # expect: GM206
-            """
-        ),
-        compiled(
-            """
-            k = (x > 0).sum() + 1
-            return x.topk(k).values.sum() + x  # expect: GM206
-            """
-        ),
-        compiled(
-            """
-            rows = (x > 100).sum() + 2
-            return x.view(rows, -1) + 1  # expect: GM206
-            """
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            n = x.shape[0]
-            return torch.zeros(n, 2).sum() + x.view(n, 1).squeeze(1) + torch.arange(x.size(0))
-            """
-        ),
-    )
-
-
-class TensorToPythonBool(TensorOpRule):
-    code = "GM207"
-    qualnames = frozenset({"torch.equal", "torch.allclose", "torch.is_nonzero"})
-    methods = frozenset({"equal", "allclose", "is_nonzero"})
-
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            same = torch.allclose(y, x)  # expect: GM207
-            return y + 1
-            """
-        ),
-        compiled(
-            """
-            y = x * 2
-            if torch.equal(y, x):  # expect: GM207
-                return y
-            return y + 1
-            """
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            y = x * 2
-            return y + (y == x).all() + torch.isclose(y, x).all()
-            """
-        ),
-    )
-
 
 class TensorToString(Rule):
     code = "GM208"
@@ -439,32 +180,6 @@ class TensorToString(Rule):
                 values = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
                 if any(is_tensor(ctx.kind(v)) for v in values):
                     ctx.report(self, node, effect=Effect.FRAME_SKIP)
-
-    breaks = (
-        compiled(
-            """
-            y = x * 2
-            text = str(y)  # expect: GM208
-            return y + len(text)
-            """
-        ),
-        compiled(
-            """
-            y = x * 2
-            text = "value: %s" % (y,)  # expect: GM208
-            return y + len(text)
-            """,
-            note="%-formatting a tensor makes dynamo skip the whole function",
-        ),
-    )
-    ok = (
-        compiled(
-            """
-            text = f"{x.shape} {x.dtype}" + str(x.shape[0])
-            return x + len(text)
-            """
-        ),
-    )
 
 
 _INTEGRAL_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort", "nonzero", "count_nonzero"})
