@@ -140,6 +140,20 @@ BOOL_DTYPES = frozenset({"torch.bool"})
 # Python random draws dynamo traces as torch RNG calls: the result is a 0-d tensor in the graph,
 # fine in arithmetic but a data-dependent value wherever a Python number is needed.
 TRACED_RANDOM_NUMBERS = frozenset({"random.randint", "random.uniform", "random.randrange"})
+# NumPy calls dynamo traces as tensor ops (torch._numpy), even on Python numbers and lists: the
+# result is a tensor in the graph, so `int(np.prod(list(x.size())))` or `if np.max(v) > 0` breaks
+# as `.item()` would. Measured on torch 2.13 with `int(...)`/`float(...)` of each (tests/corpus/
+# numpy_traced_as_tensors.py). One-argument float ufuncs on Python numbers (`np.sqrt(n)`, `np.ceil`,
+# `np.floor`, `np.round`, `np.log`, `np.exp`) are folded to constants instead and are not listed;
+# neither is numpy.random (GM309 flags the draw itself).
+NUMPY_TRACED_AS_TENSORS = frozenset(
+    f"numpy.{name}"
+    for name in (
+        "prod", "sum", "mean", "std", "var", "max", "min", "amax", "amin", "argmax", "argmin", "cumsum",
+        "cumprod", "array", "asarray", "arange", "linspace", "zeros", "ones", "dot", "maximum", "minimum",
+        "clip", "abs", "power", "sign", "floor_divide", "count_nonzero",
+    )
+)
 
 PY_BUILTINS = frozenset(
     {
@@ -555,6 +569,8 @@ class Evaluator:
                 return builtin_kind(name[9:], arg_kinds)
             if name in TRACED_RANDOM_NUMBERS:
                 return Kind.SCALAR
+            if name in NUMPY_TRACED_AS_TENSORS:
+                return Kind.TENSOR
             if name.endswith(LOGGER_FACTORY_SUFFIXES):
                 return Kind.LOGGER
             return Kind.UNKNOWN

@@ -209,6 +209,13 @@ class _Lifter:
         return any(isinstance(n, ast.Name) and n.id in self.local for n in ast.walk(expr))
 
     def expr(self, expr: ast.expr, conditional: bool, text: bool = False) -> None:
+        numpy_call = next(
+            (n for n in ast.walk(expr) if isinstance(n, ast.Call) and (self.ctx.qualname(n.func) or "").startswith("numpy.")), None
+        )
+        if numpy_call is not None:
+            # Traced by dynamo as a tensor op, eagerly an ndarray or NumPy number: the op would
+            # see a tensor only under compile and print or log its text differently there.
+            raise DeclineError("numpy-value", f"`{self.ctx.code(numpy_call)[:40]}` is a NumPy value, a tensor only while dynamo traces it")
         if not self.uses_local(expr):
             return
         if isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
