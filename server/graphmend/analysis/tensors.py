@@ -143,7 +143,7 @@ TRACED_RANDOM_NUMBERS = frozenset({"random.randint", "random.uniform", "random.r
 # NumPy calls dynamo traces as tensor ops (torch._numpy), even on Python numbers and lists: the
 # result is a tensor in the graph, so `int(np.prod(list(x.size())))` or `if np.max(v) > 0` breaks
 # as `.item()` would. Measured on torch 2.13 with `int(...)`/`float(...)` of each (tests/corpus/
-# numpy_traced_as_tensors.py). One-argument float ufuncs on Python numbers (`np.sqrt(n)`, `np.ceil`,
+# break_numpy_traced_as_tensors.py checks a sample). One-argument float ufuncs on Python numbers (`np.sqrt(n)`, `np.ceil`,
 # `np.floor`, `np.round`, `np.log`, `np.exp`) are folded to constants instead and are not listed;
 # neither is numpy.random (GM309 flags the draw itself).
 NUMPY_TRACED_AS_TENSORS = frozenset(
