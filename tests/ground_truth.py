@@ -151,6 +151,10 @@ def disagreements(path: Path, source: str) -> list[str]:
         covered.update(span_lines)
         records = [r for line in span_lines for r in observed.lines[line]]
         where = f"line {finding.span.start_line} {finding.code}"
+        if finding.latent:  # after a break that makes dynamo run the function eagerly: not reached
+            if records:
+                problems.append(f"{where}: marked latent, but dynamo breaks there: {_reasons(records)}")
+            continue
         if finding.effect == "silent-skip":
             if observed.graphs:
                 problems.append(f"{where}: claims dynamo compiles nothing, but it compiled {observed.graphs} graph(s)")

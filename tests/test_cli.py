@@ -65,6 +65,34 @@ def test_json_format_has_the_documented_fields(project: Path, capsys: pytest.Cap
     assert first["severity"] == "warning" and first["fixable"] is False
 
 
+LATENT = '''import torch
+
+
+@torch.compile
+def f(x):
+    for step in range(3):
+        x = x + step
+        print(step)
+    if x.sum().item() > 0:
+        x = x + 1
+    return x
+'''
+
+
+def test_latent_breaks_are_marked_and_counted_apart(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The print in the loop makes dynamo run the rest of `f` eagerly: the `.item()` after it is
+    latent (tests/corpus/amp_latent_after_skipped_loop.py checks the same against dynamo)."""
+    (project / "latent.py").write_text(LATENT, encoding="utf-8")
+    _, out, _ = run(capsys, "check", "--format", "json", "latent.py")
+    records = {r["line"]: r for r in json.loads(out)}
+    assert records[8]["latent"] is False and records[8]["severity"] == "error"
+    assert records[9]["latent"] is True and records[9]["severity"] == "info"
+    _, out, _ = run(capsys, "check", "latent.py")
+    line_nine = next(line for line in out.splitlines() if line.startswith("latent.py:9:"))
+    assert " GM201 " in line_nine and "(latent)" in line_nine
+    assert out.splitlines()[-2].startswith("Found 1 graph break (1 costing a whole function or more) in 1 of 1 file, and 1 latent behind them")
+
+
 FIXABLE = '''import torch
 
 

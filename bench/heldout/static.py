@@ -6,9 +6,12 @@ TorchDynamo reported for the same files (the JSON `run.py --json` writes; `last_
 - A *site* is a line of a case where dynamo broke on its normal inputs (`sites`) or only on the
   inputs that raise (`error_path_sites`); both are breaks a finding may rightly point at.
 - Strict recall: the normal-input sites that a finding's range covers, over all of them.
-- Precision: findings whose range covers a site (either kind), over all findings. A finding in code
-  the inputs never reached counts against precision: the cases' inputs are written to reach every
-  branch, so such a finding is one dynamo does not confirm.
+- Precision: findings whose range covers a site (either kind), over all findings that are not
+  latent. A finding in code the inputs never reached counts against precision: the cases' inputs
+  are written to reach every branch, so such a finding is one dynamo does not confirm.
+- Latent findings (after a break that makes dynamo run their function eagerly: GraphMend says
+  dynamo does not reach them yet) are counted apart: `latent_at_site` is those dynamo does break
+  at, i.e. wrongly called latent.
 - `--name-compiled` names what `make()` returns as compiled (`[tool.graphmend] compiled`), as
   run.py --name-compiled does: the case is imported and `make()` called to learn that name. By
   default GraphMend infers what is compiled, as a user's first run does: a case whose `make()`
@@ -63,7 +66,7 @@ def _covers(finding: dict, line: int) -> bool:
 
 def measure(cases_dir: Path, results: list[dict], name_compiled: bool) -> dict:
     """Per-case misses and false findings, and the corpus totals."""
-    sites = found = findings = confirmed = 0
+    sites = found = findings = confirmed = latent = latent_at_site = 0
     rows = []
     for result in results:
         if "crash" in result:
@@ -71,9 +74,13 @@ def measure(cases_dir: Path, results: list[dict], name_compiled: bool) -> dict:
         case = cases_dir / f"{result['case']}.py"
         normal = {int(line) for line in result["sites"]}
         error_path = {int(line) for line in result.get("error_path_sites", {})}
-        reported = _findings(case, _entry(case) if name_compiled else None)
-        missed = sorted(line for line in normal if not any(_covers(f, line) for f in reported))
+        everything = _findings(case, _entry(case) if name_compiled else None)
+        reported = [f for f in everything if not f.get("latent")]
+        latent_findings = [f for f in everything if f.get("latent")]
+        missed = sorted(line for line in normal if not any(_covers(f, line) for f in everything))
         false = [f for f in reported if not any(_covers(f, line) for line in normal | error_path)]
+        latent += len(latent_findings)
+        latent_at_site += sum(1 for f in latent_findings if any(_covers(f, line) for line in normal | error_path))
         sites += len(normal)
         found += len(normal) - len(missed)
         findings += len(reported)
@@ -93,6 +100,8 @@ def measure(cases_dir: Path, results: list[dict], name_compiled: bool) -> dict:
         "findings": findings,
         "confirmed": confirmed,
         "precision": confirmed / findings if findings else None,
+        "latent": latent,
+        "latent_at_site": latent_at_site,
         "cases_with_differences": rows,
     }
 
@@ -114,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{row['case']:<40} missed lines {row['missed_lines'] or '-'}  false {', '.join(row['false_findings']) or '-'}")
     print(
         f"\nstrict recall {measured['found']}/{measured['sites']} = {measured['recall']:.2f}; "
-        f"precision {measured['confirmed']}/{measured['findings']} = {measured['precision']:.2f} "
+        f"precision {measured['confirmed']}/{measured['findings']} = {measured['precision']:.2f}; "
+        f"{measured['latent']} latent findings ({measured['latent_at_site']} where dynamo does break) "
         f"({len(results)} cases, dynamo sites from {results_path.name})"
     )
     if args.json:

@@ -403,9 +403,12 @@ def _check_once(args: argparse.Namespace) -> int:
         checked = len(results) - len(skipped)
         if all_findings:
             whole = sum(1 for f in all_findings if f.severity is Severity.ERROR)
+            latent = sum(1 for f in all_findings if f.latent)
+            found = len(all_findings) - latent
             print(
-                f"Found {len(all_findings)} graph break{'s' if len(all_findings) != 1 else ''} "
+                f"Found {found} graph break{'s' if found != 1 else ''} "
                 f"({whole} costing a whole function or more) in {len(shown)} of {checked} file{'s' if checked != 1 else ''}"
+                + (f", and {latent} latent behind them (dynamo reaches those once the breaks before them are fixed)" if latent else "")
                 + (f"; skipped {len(skipped)}." if skipped else "."),
                 file=out,
             )

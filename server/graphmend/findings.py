@@ -77,6 +77,14 @@ class Finding:
     # The ast node type the rule matched at `span` ("Call", "Compare"): an expression statement and
     # its call share a span, and a fixer wants the node the rule saw (FixContext.node_for).
     anchor: str = ""
+    # Set on a break certain to run (not under an `if`) that makes dynamo run a function eagerly
+    # from some point on: (that function, the span where it stops compiling it). Findings in that
+    # function after the span are `latent` (analysis/latent.py).
+    eager_from: tuple[str, Span] | None = None
+    # Dynamo does not reach this break today: an earlier one makes it run the function eagerly. It
+    # is real code dynamo cannot trace, and breaks once the earlier one is fixed; it is not counted
+    # as a break dynamo reports (break_count) and shows at information severity.
+    latent: bool = False
 
     @property
     def frame_skip(self) -> bool:

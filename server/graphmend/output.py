@@ -33,6 +33,7 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
         "effect": finding.effect,
         "function": finding.function,
         "fix_hint": finding.fix_hint,
+        "latent": finding.latent,
     }
 
 
@@ -73,10 +74,11 @@ def shown_findings(
 
 
 def write_text(out: TextIO, shown: Iterable[ShownFinding]) -> None:
-    """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff)."""
+    """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff),
+    `(latent)` one dynamo does not reach until an earlier break is fixed."""
     for item in shown:
         finding = item.finding
-        mark = " [*]" if item.fixable else ""
+        mark = (" [*]" if item.fixable else "") + (" (latent)" if finding.latent else "")
         out.write(f"{item.where}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
 
 

@@ -44,6 +44,10 @@ class Amplifier:
     function: str  # the function dynamo runs eagerly
     callee: str = ""  # for "caller": the function whose break it is
     certain: bool = True  # False for comprehensions (see Effect.MAY_SKIP)
+    # For "caller": the call in `function` from which dynamo runs it eagerly, and whether that call
+    # stands under an `if` there (then later code may still be traced on the other path).
+    site: ast.AST | None = None
+    conditional: bool = False
 
 
 def amplifier_sentence(amplifier: Amplifier) -> str:
@@ -83,3 +87,4 @@ def related_text(amplifier: Amplifier) -> str:
     if amplifier.kind == "caller":
         return f"the call inside the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
     return f"the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
+

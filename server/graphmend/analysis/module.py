@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from ..config import Config
 from ..findings import Finding, Severity
 from .amplifiers import Amplifier
+from .backedges import Backedges
 from .kinds import Kind, join
+from .latent import mark_latent
 from .regions import find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .source import SourceFile
@@ -47,6 +49,7 @@ class ModuleAnalysis:
     ) -> None:
         self.source = source
         self.tree = tree
+        self.backedges = Backedges(tree, source.path)
         self.index = index
         self.rules = rules
         self.hooked_types = frozenset(rules.by_type) | (frozenset({ast.Call}) if rules.has_call_rules else frozenset())
@@ -71,6 +74,7 @@ class ModuleAnalysis:
             self._pending.pop(id(work.function), None)
             self._done.add(id(work.function))
             self._walk(work)
+        self.findings = mark_latent(self.findings)
         return self.findings
 
     def enqueue(

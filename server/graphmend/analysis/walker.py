@@ -17,7 +17,7 @@ import ast
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Finding, Related, Severity
+from ..findings import Finding, Related, Severity, Span
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
 from .kinds import TENSOR_KINDS, Kind, join
@@ -66,6 +66,7 @@ class FunctionWalker:
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
+        self.branch_depth = 0  # how many `if`/`match` arms of undecided tests the walk is inside
         self.rules = module.rules
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
@@ -219,6 +220,8 @@ class FunctionWalker:
             return
         effect = effect or rule.effect
         amplifier = self.current_amplifier()
+        if amplifier is not None and amplifier.certain and self._resumes_after(node, amplifier):
+            amplifier = None
         if amplifier is not None and effect in (Effect.BREAK, Effect.RESUME_FAILS):
             effect = Effect.FRAME_SKIP if amplifier.certain else Effect.MAY_SKIP
         elif amplifier is not None and not (effect is Effect.FRAME_SKIP and amplifier.certain):
@@ -238,6 +241,7 @@ class FunctionWalker:
                 f"Dynamo cannot resume after it: it compiles up to here and runs the rest of `{self.function_name}` eagerly."
             )
         sentences.append(rule.fix)
+        eager_from = self._eager_from(node, effect, amplifier)
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -252,8 +256,41 @@ class FunctionWalker:
                 function=self.function_name,
                 related=related,
                 anchor=type(node).__name__,
+                eager_from=eager_from,
             )
         )
+
+    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> tuple[str, Span] | None:
+        """Where this break makes dynamo stop compiling a function, when that is certain: the break
+        itself (a skip in this function) or the call, in a loop of a caller, that leads to it. The
+        caller's wins over a loop here: dynamo inlines this function into the caller's frame, so the
+        break stops the caller's frame at the call. A loop body counts as run; an `if` arm does not
+        (the other path may be traced on)."""
+        if effect not in (Effect.FRAME_SKIP, Effect.RESUME_FAILS):
+            return None
+        caller = self.caller_amplifier
+        if caller is not None and caller.certain and caller.site is not None:
+            if caller.conditional or self._resumes_after(node, caller):
+                return None
+            return caller.function, self.module.source.span(caller.site)
+        # Only a loop, `try` or `with` here is known to stop this very frame: a rule's own
+        # frame-skip may stop the caller's (a module built in forward: its __init__ then runs as a
+        # frame of its own, and dynamo traces on in it).
+        if amplifier is None or amplifier.kind == "caller" or not amplifier.certain or self.branch_depth > 0:
+            return None
+        return self.function_name, self.module.source.span(node)
+
+    def _resumes_after(self, node: ast.AST, amplifier: Amplifier) -> bool:
+        """A break in a loop from which dynamo's bytecode scan meets a `return` before the loop's
+        jump back: dynamo resumes after it instead of running the function eagerly."""
+        if amplifier.kind == "loop":
+            function, site = self.function_name, node
+        elif amplifier.kind == "caller" and amplifier.site is not None and isinstance(amplifier.node, (ast.For, ast.AsyncFor, ast.While)):
+            function, site = amplifier.function, amplifier.site
+        else:
+            return False
+        line, end_line = getattr(site, "lineno", 0), getattr(site, "end_lineno", 0) or 0
+        return self.module.backedges.loops_back_after(function, line, end_line) is False
 
     # -- hooks from the evaluator ------------------------------------------------------------------
     def on_expr(self, node: ast.expr, kind: Kind) -> None:
@@ -326,7 +363,13 @@ class FunctionWalker:
             # The function that runs eagerly is the one holding the loop/try/with, however deep
             # the call chain below it goes.
             callee = f"{cls.name}.{function.name}" if cls is not None else function.name
-            amplifier = Amplifier("caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain)
+            if amplifier.kind == "caller":  # the eager function's call site stays the one in that function
+                site, conditional = amplifier.site, amplifier.conditional
+            else:
+                site, conditional = call, self.branch_depth > 0
+            amplifier = Amplifier(
+                "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional
+            )
         self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
@@ -492,10 +535,14 @@ class FunctionWalker:
         if truth is False:
             return self.walk_body(stmt.orelse)
         before = dict(self.evaluator.env)
-        body_ends = self.walk_body(stmt.body)
-        after_body = self.evaluator.env
-        self.evaluator.env = dict(before)
-        else_ends = self.walk_body(stmt.orelse)
+        self.branch_depth += 1
+        try:
+            body_ends = self.walk_body(stmt.body)
+            after_body = self.evaluator.env
+            self.evaluator.env = dict(before)
+            else_ends = self.walk_body(stmt.orelse)
+        finally:
+            self.branch_depth -= 1
         if body_ends and not else_ends:
             pass  # only the else path continues: keep its environment
         elif else_ends and not body_ends:
@@ -644,7 +691,11 @@ class FunctionWalker:
             self.evaluator.env = dict(before)
             if case.guard is not None:
                 self.evaluator.visit_truth(case.guard, "if")
-            self.walk_body(case.body)
+            self.branch_depth += 1
+            try:
+                self.walk_body(case.body)
+            finally:
+                self.branch_depth -= 1
             merged = self.evaluator.env if merged is None else merge_envs(merged, self.evaluator.env)
         self.evaluator.env = merged if merged is not None else before
         return False
