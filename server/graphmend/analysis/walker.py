@@ -289,8 +289,23 @@ class FunctionWalker:
             function, site = amplifier.function, amplifier.site
         else:
             return False
+        if self._iterator_not_rebuilt(amplifier.node):
+            return False
         line, end_line = getattr(site, "lineno", 0), getattr(site, "end_lineno", 0) or 0
         return self.module.backedges.loops_back_after(function, line, end_line) is False
+
+    def _iterator_not_rebuilt(self, loop: ast.AST) -> bool:
+        """A `for` over an iterator object dynamo must rebuild to resume mid-loop (`enumerate`,
+        `zip`, `map`, `filter`, `reversed`, `iter`, a generator): it cannot, and skips the frame
+        whatever the bytecode says (measured: 'Failed to handle graph break gracefully' for
+        enumerate and zip of lists, 'Generator reconstruction with mutations' for enumerate of an
+        array; a `for` over a list, a range or a tensor resumes)."""
+        if not isinstance(loop, (ast.For, ast.AsyncFor)):
+            return False
+        iterator = loop.iter
+        if isinstance(iterator, ast.GeneratorExp):
+            return True
+        return isinstance(iterator, ast.Call) and self.evaluator.qualname(iterator.func) in _ITERATOR_BUILDERS
 
     # -- hooks from the evaluator ------------------------------------------------------------------
     def on_expr(self, node: ast.expr, kind: Kind) -> None:
@@ -700,6 +715,8 @@ class FunctionWalker:
         self.evaluator.env = merged if merged is not None else before
         return False
 
+
+_ITERATOR_BUILDERS = frozenset(f"builtins.{name}" for name in ("enumerate", "zip", "map", "filter", "reversed", "iter"))
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type
     ast.Expr: FunctionWalker._expr_stmt,

@@ -1,0 +1,47 @@
+"""Latent findings against real dynamo where the corpus format cannot hold the case: dynamo logs the
+frame skip of a loop over `enumerate` at a location outside the case file, which the corpus test
+rejects as a break elsewhere. Here the records are read directly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphmend.analysis import analyze
+from graphmend.runtime.worker import capture
+
+from .ground_truth import import_case
+
+ENUMERATE_LOOP = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    for i, v in enumerate([0.5, 0.25, 0.1]):
+        y = y * v
+        print("step")
+        if i > 10:
+            return y
+    return y + y.sum().item()
+
+
+def inputs():
+    return [(torch.ones(3),)]
+'''
+
+
+def test_a_loop_over_enumerate_stops_the_frame_and_what_follows_is_latent(tmp_path: Path) -> None:
+    """The `return` in the body would let dynamo resume after the print (its bytecode scan meets
+    the return first), but it cannot rebuild the enumerate iterator mid-loop, so it skips the frame
+    and never reaches the `.item()`: the analyser says so (frame-skip at the print, latent after)."""
+    path = tmp_path / "enumerate_loop.py"
+    path.write_text(ENUMERATE_LOOP, encoding="utf-8")
+    module = import_case(path)
+    records = capture(module.f, module.inputs()[0])["breaks"]
+    in_file = {record["line"] for record in records if record["file"] == str(path)}
+    assert in_file == {9}, records
+    assert any(record.get("frame_skip") for record in records), records
+
+    findings = {(f.span.start_line, f.code): f for f in analyze(ENUMERATE_LOOP, str(path))}
+    assert findings[(9, "GM301")].effect == "frame-skip" and not findings[(9, "GM301")].latent
+    assert findings[(12, "GM201")].latent
