@@ -104,13 +104,14 @@ class CalleeResolver:
         return None
 
     def _forwards_of(self, names: tuple[str, ...]) -> list[Callee]:
-        """Calling a module instance runs its forward (with the caller's argument kinds)."""
+        """Calling a module instance runs its forward (with the caller's argument kinds); calling
+        an instance of another class runs its `__call__`."""
         found = []
         for name in names:
             info = self.evaluator.index.classes.get(name)
-            if info is None or not info.is_module:
+            if info is None:
                 continue
-            forward = self.evaluator.index.method(info, "forward")
+            forward = self.evaluator.index.method(info, "forward" if info.is_module else "__call__")
             if forward is not None:
                 found.append((forward, self.evaluator.index.owner.get(id(forward)), True))
         return found

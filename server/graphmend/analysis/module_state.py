@@ -86,8 +86,7 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                             info.attr_shape_preserving.add(target.attr)
                         else:
                             info.attr_shape_preserving.discard(target.attr)
-                element = _container_element_class(index, value)
-                if element is not None:
+                for element in _container_element_class(index, value):
                     _add_element_class(info, target.attr, element)
 
 
@@ -148,20 +147,33 @@ def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
         info.attr_kinds[call.args[0].value] = Kind.TENSOR
 
 
-def _container_element_class(index: ModuleIndex, value: ast.expr) -> str | None:
-    """`nn.ModuleList([Layer(c) for _ in range(n)])` (or a generator, or a list) -> "Layer"."""
-    if not (isinstance(value, ast.Call) and value.args):
-        return None
-    name = index.qualname(value.func)
-    if name not in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList"):
-        return None
-    inner = value.args[0]
-    if isinstance(inner, (ast.ListComp, ast.GeneratorExp)):
-        element = inner.elt
-    elif isinstance(inner, (ast.List, ast.Tuple)) and inner.elts:
-        element = inner.elts[0]
+def _container_element_class(index: ModuleIndex, value: ast.expr) -> list[str]:
+    """The in-file classes of the instances a container holds: `nn.ModuleList([Layer(c) for _ in
+    range(n)])` (or a generator, or a list), `nn.ModuleDict({"a": Head()})`, and plain lists,
+    tuples and dicts of instances (`{2: Processor(2), 3: Processor(3)}`, a dict comprehension),
+    whose elements a call like `self.by_size[k](x)` runs."""
+    if isinstance(value, ast.Call) and value.args:
+        name = index.qualname(value.func)
+        if name not in ("torch.nn.ModuleList", "torch.nn.Sequential", "torch.nn.modules.container.ModuleList", "torch.nn.ModuleDict"):
+            return []
+        return _element_classes(index, value.args[0])
+    return _element_classes(index, value)
+
+
+def _element_classes(index: ModuleIndex, container: ast.expr) -> list[str]:
+    if isinstance(container, (ast.ListComp, ast.GeneratorExp)):
+        elements = [container.elt]
+    elif isinstance(container, ast.DictComp):
+        elements = [container.value]
+    elif isinstance(container, (ast.List, ast.Tuple)):
+        elements = list(container.elts)
+    elif isinstance(container, ast.Dict):
+        elements = [v for v in container.values if v is not None]
     else:
-        return None
-    if isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id in index.classes:
-        return element.func.id
-    return None
+        return []
+    names = []
+    for element in elements:
+        if isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id in index.classes:
+            if element.func.id not in names:
+                names.append(element.func.id)
+    return names
