@@ -36,7 +36,8 @@ HERE = Path(__file__).resolve().parent
 
 def _entry(case: Path) -> str | None:
     """The name run.py gives what the case's `make()` returns (imports and runs the case's module)."""
-    sys.path.insert(0, str(HERE))
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
     import run  # run.py beside this file: the same naming as the fix measurement
 
     module = run._import(case, f"static_{case.stem}")

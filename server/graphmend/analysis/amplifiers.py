@@ -87,4 +87,3 @@ def related_text(amplifier: Amplifier) -> str:
     if amplifier.kind == "caller":
         return f"the call inside the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
     return f"the {amplifier.label} that makes dynamo run `{amplifier.function}` eagerly"
-

@@ -86,7 +86,7 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                             info.attr_shape_preserving.add(target.attr)
                         else:
                             info.attr_shape_preserving.discard(target.attr)
-                for element in _container_element_class(index, value):
+                for element in _container_element_classes(index, value):
                     _add_element_class(info, target.attr, element)
 
 
@@ -147,7 +147,7 @@ def _registration(info: ClassInfo, call: ast.Call, self_name: str) -> None:
         info.attr_kinds[call.args[0].value] = Kind.TENSOR
 
 
-def _container_element_class(index: ModuleIndex, value: ast.expr) -> list[str]:
+def _container_element_classes(index: ModuleIndex, value: ast.expr) -> list[str]:
     """The in-file classes of the instances a container holds: `nn.ModuleList([Layer(c) for _ in
     range(n)])` (or a generator, or a list), `nn.ModuleDict({"a": Head()})`, and plain lists,
     tuples and dicts of instances (`{2: Processor(2), 3: Processor(3)}`, a dict comprehension),

@@ -261,6 +261,11 @@ class FixContext:
     def qualname(self, node: ast.AST) -> str | None:
         return self.index.qualname(node)
 
+    def numpy_call_in(self, expr: ast.expr) -> ast.Call | None:
+        """A NumPy call inside `expr`: dynamo traces its result as a tensor, eagerly it is an
+        ndarray or a NumPy number, so no rewrite may hand it to torch or to an op as a tensor."""
+        return next((n for n in ast.walk(expr) if isinstance(n, ast.Call) and (self.qualname(n.func) or "").startswith("numpy.")), None)
+
     # -- torch ----------------------------------------------------------------------------------
     def torch_name(self) -> str:
         """The name `torch` is bound to at module level (`import torch as th` -> "th")."""

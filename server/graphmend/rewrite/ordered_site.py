@@ -209,9 +209,7 @@ class _Lifter:
         return any(isinstance(n, ast.Name) and n.id in self.local for n in ast.walk(expr))
 
     def expr(self, expr: ast.expr, conditional: bool, text: bool = False) -> None:
-        numpy_call = next(
-            (n for n in ast.walk(expr) if isinstance(n, ast.Call) and (self.ctx.qualname(n.func) or "").startswith("numpy.")), None
-        )
+        numpy_call = self.ctx.numpy_call_in(expr)
         if numpy_call is not None:
             # Traced by dynamo as a tensor op, eagerly an ndarray or NumPy number: the op would
             # see a tensor only under compile and print or log its text differently there.

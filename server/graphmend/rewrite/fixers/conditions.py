@@ -70,12 +70,12 @@ def reject_numpy_value(ctx: FixContext, test: ast.expr) -> None:
     """Decline a test that reads a NumPy result: dynamo traces it as a tensor (that is why the
     `if` breaks), but eagerly it is an ndarray or a NumPy number, which `torch.where` and the
     ordered-op helpers do not take, and a checked rewrite would still break under compile."""
-    for node in ast.walk(test):
-        if isinstance(node, ast.Call) and (ctx.qualname(node.func) or "").startswith("numpy."):
-            raise DeclineError(
-                "numpy-condition",
-                f"the condition reads the NumPy value `{ctx.code(node)[:40]}`: a tensor only while dynamo traces it; compute it with torch",
-            )
+    numpy_call = ctx.numpy_call_in(test)
+    if numpy_call is not None:
+        raise DeclineError(
+            "numpy-condition",
+            f"the condition reads the NumPy value `{ctx.code(numpy_call)[:40]}`: a tensor only while dynamo traces it; compute it with torch",
+        )
 
 
 def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, signatures: Signatures | None) -> str:
