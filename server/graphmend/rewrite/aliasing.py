@@ -118,5 +118,5 @@ def local_aliasing_reason(
         if (after and not in_loop) or use is receiver:
             continue  # references taken after the update see the same value either way
         if not _harmless_read(ctx, use):
-            return f"`{name}` is read where a reference to it may be kept (`{ctx.code(ctx.parent(use) or use)[:40]}`)"
+            return f"`{name}` is read where a reference to it may be kept (`{ctx.excerpt(ctx.parent(use) or use, 40)}`)"
     return None

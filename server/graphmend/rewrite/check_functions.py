@@ -60,9 +60,9 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
         if isinstance(node, ast.stmt) and not isinstance(node, _STATEMENTS) and node is not function:
             return f"`{function.name}` has a `{type(node).__name__}` statement"
         if isinstance(node, ast.Return) and not (node.value is None or (isinstance(node.value, ast.Constant) and node.value.value is None)):
-            return f"`{function.name}` returns a value (`{ctx.code(node)[:40]}`)"
+            return f"`{function.name}` returns a value (`{ctx.excerpt(node, 40)}`)"
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            return f"`{function.name}` changes state outside itself (`{ctx.code(node)[:40]}`)"
+            return f"`{function.name}` changes state outside itself (`{ctx.excerpt(node, 40)}`)"
         if isinstance(node, ast.AugAssign) and not _rebinds_a_new_value(function, node):
             return f"`{function.name}` updates `{ctx.code(node.target)}` in place, which may be an argument"
         if isinstance(node, ast.Call) and not _raised(ctx, node):
@@ -99,31 +99,31 @@ def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, dep
     if name.startswith(_READING_MODULES):
         return None
     if any(k.arg == "out" for k in call.keywords):
-        return f"`{ctx.code(call)[:40]}` writes into `out=`"
+        return f"`{ctx.excerpt(call, 40)}` writes into `out=`"
     if name.startswith("torch."):
         leaf = name.rsplit(".", 1)[1]
         if leaf.endswith("_"):
-            return f"`{ctx.code(call)[:40]}` writes in place"
+            return f"`{ctx.excerpt(call, 40)}` writes in place"
         if leaf in RANDOM or leaf in _GLOBAL_STATE_FUNCTIONS or leaf.startswith("set_") or any(p in name for p in (".distributed.", ".autograd.")):
-            return f"`{ctx.code(call)[:40]}` draws random numbers, changes process state or communicates"
+            return f"`{ctx.excerpt(call, 40)}` draws random numbers, changes process state or communicates"
         return None
     if isinstance(func, ast.Attribute) and not name:
         if func.attr in LOGGER_METHODS:
             return None  # a logger call (effects.py decides which loggers a move keeps; a local check here)
         if func.attr.endswith("_") and not func.attr.startswith("_"):
-            return f"`{ctx.code(call)[:40]}` writes in place"
+            return f"`{ctx.excerpt(call, 40)}` writes in place"
         if func.attr in RANDOM or func.attr in _SIDE_EFFECT_METHODS:
-            return f"`{ctx.code(call)[:40]}` draws random numbers or changes autograd state"
+            return f"`{ctx.excerpt(call, 40)}` draws random numbers or changes autograd state"
         if ctx.kind(func.value) in TENSOR_KINDS or func.attr in _READING_METHODS:
             return None  # a method that reads (`x.isnan()`, `x.all()`, `x.item()`, `"...".format()`)
-        return f"it calls `{ctx.code(func)[:40]}`, which may change state"
+        return f"it calls `{ctx.excerpt(func, 40)}`, which may change state"
     if isinstance(func, ast.Name) and func.id in ctx.index.functions and depth < 3:
         callee = ctx.index.functions[func.id]
         if callee is function:
             return f"`{function.name}` calls itself"
         inner = check_function_reason(ctx, callee, depth + 1)
         return None if inner is None else f"it calls `{func.id}`, and {inner}"
-    return f"it calls `{ctx.code(func)[:40]}`, which may change state"
+    return f"it calls `{ctx.excerpt(func, 40)}`, which may change state"
 
 
 def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.Call]]:

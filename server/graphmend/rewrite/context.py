@@ -24,6 +24,7 @@ from ..analysis import AnalysisResult
 from ..analysis.kinds import Kind
 from ..analysis.source import SourceFile
 from ..findings import Edit, Finding, Span
+from ..quoting import excerpt
 from ..textedits import changed_lines_edit
 from .model import DeclineError
 
@@ -226,6 +227,10 @@ class FixContext:
         parts.extend(lines[span.start_line : span.end_line - 1])
         parts.append(lines[span.end_line - 1][: span.end_col])
         return "\n".join(parts)
+
+    def excerpt(self, node: ast.AST, limit: int = 40) -> str:
+        """A node's source text as a message quotes it: one line, cut visibly (`quoting.excerpt`)."""
+        return excerpt(self.code(node), limit)
 
     def code_with(self, node: ast.AST, replacements: dict[int, str]) -> str:
         """The source text of `node` with each node below it whose id is in `replacements` written

@@ -61,9 +61,9 @@ def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> list[EffectCa
     if isinstance(stmt, ast.Raise):
         if stmt.exc is None:
             raise DeclineError("bare-raise", "a bare `raise` re-raises the exception being handled, which the op cannot see")
-        return [EffectCall("check", ctx.code(stmt.exc)[:40])]
+        return [EffectCall("check", ctx.excerpt(stmt.exc, 40))]
     if isinstance(stmt, ast.Assert):
-        return [EffectCall("check", ctx.code(stmt.test)[:40])]
+        return [EffectCall("check", ctx.excerpt(stmt.test, 40))]
     if isinstance(stmt, ast.If):
         effects: list[EffectCall] = []
         for inner in [*stmt.body, *stmt.orelse]:

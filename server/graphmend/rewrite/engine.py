@@ -37,7 +37,7 @@ def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE) -> 
         outcome = _plan_one(fixer, finding, ctx)
         if isinstance(outcome, Declined):
             declines.append(outcome)
-            if getattr(fixer, "narrow", False):
+            if _narrow_for(fixer, finding.code):
                 narrow.append(outcome)
         elif not level.allows(outcome.safety):  # a fixer's riskier variant
             alternative = alternative or outcome
@@ -47,17 +47,26 @@ def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE) -> 
         alternative = _riskier_alternative(finding, ctx, level)
     title, tier = (alternative.title, alternative.safety) if alternative is not None else (None, None)
     specific = [d for d in declines if d.key not in NOT_MY_PATTERN]
+    # No precondition failed where `specific` is empty: every fixer says "not my pattern". The
+    # general fixer for the rule says the most ("a branch does more than assign a name (`break`)",
+    # "`input` is read after the block that binds it"); a narrow one's "the condition is not a
+    # padding-mask test" says least.
+    general = [d for d in declines if not any(d is n for n in narrow)]
     if not specific and alternative is not None:
-        return Declined(finding, f"no {level.value} rewrite applies", "riskier-only", tuple(declines), title, tier)
+        why = f" ({general[0].reason})" if general else ""
+        return Declined(finding, f"no {level.value} rewrite applies{why}", "riskier-only", tuple(declines), title, tier)
     if not declines:
         return Declined(finding, "GraphMend has no automatic rewrite for this rule", "no-fixer")
-    # No precondition failed: every fixer says "not my pattern". The general fixer for the rule
-    # says the most ("a branch does more than assign a name (`break`)"); a narrow one's "the
-    # condition is not a padding-mask test" says least.
-    general = [d for d in declines if not any(d is n for n in narrow)]
     chosen = (specific or general or declines)[0]
     others = tuple(d for d in declines if d is not chosen)
     return Declined(finding, chosen.reason, chosen.key, others, title, tier)
+
+
+def _narrow_for(fixer: Fixer, code: str) -> bool:
+    """Whether `fixer` rewrites only one shape of `code`'s pattern: its "not my pattern" then says
+    less than the general fixer's. `narrow` is True (every code of the fixer) or a set of codes."""
+    narrow = getattr(fixer, "narrow", False)
+    return code in narrow if isinstance(narrow, frozenset) else bool(narrow)
 
 
 def _plan_one(fixer: Fixer, finding: Finding, ctx: FixContext) -> Fix | Declined:

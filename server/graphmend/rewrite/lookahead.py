@@ -42,7 +42,7 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
         test = after_order[next(i for i, b in enumerate(order) if b is branch)].test
         findings = [f for f in result.findings if f.code == "GM101" and f.function == qualname and test.lineno <= f.span.start_line <= (test.end_lineno or test.lineno)]
         if not findings:
-            raise DeclineError("follow-up", f"{why}: `if {ctx.code(branch.test)[:40]}` was expected to become a branch on a tensor and did not")
+            raise DeclineError("follow-up", f"{why}: `if {ctx.excerpt(branch.test, 40)}` was expected to become a branch on a tensor and did not")
         for finding in findings:
             outcome = plan_fix(finding, after, level)
             if isinstance(outcome, Declined):

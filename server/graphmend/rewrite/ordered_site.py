@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..quoting import excerpt
 from .context import FixContext
 from .effects import EFFECT_FUNCTIONS
 from .model import DeclineError
@@ -213,11 +214,11 @@ class _Lifter:
         if numpy_call is not None:
             # Traced by dynamo as a tensor op, eagerly an ndarray or NumPy number: the op would
             # see a tensor only under compile and print or log its text differently there.
-            raise DeclineError("numpy-value", f"`{self.ctx.code(numpy_call)[:40]}` is a NumPy value, a tensor only while dynamo traces it")
+            raise DeclineError("numpy-value", f"`{self.ctx.excerpt(numpy_call, 40)}` is a NumPy value, a tensor only while dynamo traces it")
         if not self.uses_local(expr):
             return
         if isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
-            raise DeclineError("unsupported-expression", f"`{self.ctx.code(expr)[:40]}` cannot be moved into the op")
+            raise DeclineError("unsupported-expression", f"`{self.ctx.excerpt(expr, 40)}` cannot be moved into the op")
         kind = self.ctx.kind(expr)
         liftable = not isinstance(expr, (ast.BoolOp, ast.IfExp)) and not self.breaks_inside(expr)
         if kind in TENSOR_KINDS and liftable and (not conditional or _is_reference(expr)):
@@ -237,7 +238,7 @@ class _Lifter:
                 if self.reads_a_guarded_name(expr):
                     raise DeclineError(
                         "guarded-value",
-                        f"`{self.ctx.code(expr)[:40]}` runs only after a test on its names, which may keep it from raising; "
+                        f"`{self.ctx.excerpt(expr, 40)}` runs only after a test on its names, which may keep it from raising; "
                         "evaluated on every call it could raise, and the op cannot take it otherwise",
                     ) from None
                 self.restore(saved)
@@ -252,7 +253,7 @@ class _Lifter:
             elif not self.speculating and sum(1 for p in self.params if p.type in (TEXT, VALUE)) < MAX_TEXT_PARAMS:
                 self.lift(expr, VALUE)  # `%d`, arithmetic: the tensor or number itself (else the original call)
             else:
-                raise DeclineError("unknown-type", f"cannot pass `{self.ctx.code(expr)[:40]}` into the op: its type is not known")
+                raise DeclineError("unknown-type", f"cannot pass `{self.ctx.excerpt(expr, 40)}` into the op: its type is not known")
             return
         if isinstance(expr, ast.JoinedStr):
             self.fstring(expr, conditional)
@@ -334,7 +335,7 @@ class _Lifter:
                 self.expr(receiver, conditional)
                 return
         if self.uses_local(func):
-            raise DeclineError("local-callable", f"calls `{self.ctx.code(func)[:40]}`, which a module-level op cannot reach")
+            raise DeclineError("local-callable", f"calls `{self.ctx.excerpt(func, 40)}`, which a module-level op cannot reach")
         # A module-level callee stays in the body and runs exactly when the original ran it.
 
     def pure_reads(self, expr: ast.expr) -> bool:
@@ -363,7 +364,7 @@ class _Lifter:
             spec = ":" + spec_text
         quote = "'" if '"' in inner + spec else '"'
         if quote in inner + spec or "\n" in inner:
-            raise DeclineError("unsupported-expression", f"the f-string field `{inner[:30]}` cannot be re-quoted")
+            raise DeclineError("unsupported-expression", f"the f-string field `{excerpt(inner, 30)}` cannot be re-quoted")
         return f"f{quote}{{{inner}{conversion}{spec}}}{quote}"
 
     # -- parameters -----------------------------------------------------------------------------

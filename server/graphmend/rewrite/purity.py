@@ -60,7 +60,7 @@ def check_pure(ctx: FixContext, expr: ast.AST, role: str, depth: int = 0) -> Non
     """Raise DeclineError unless `expr` can be evaluated speculatively (see module docstring)."""
     for node in ast.walk(expr):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
-            raise _fail("impure", f"{role} has an effect ({ctx.code(node)[:40]})")
+            raise _fail("impure", f"{role} has an effect ({ctx.excerpt(node, 40)})")
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             raise _fail("impure", f"{role} contains a comprehension or lambda")
         if isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
@@ -80,7 +80,7 @@ def _check_index(ctx: FixContext, node: ast.Subscript, role: str) -> None:
             if bound is not None and ctx.kind(bound) in TENSOR_KINDS:
                 raise _fail(
                     "can-raise",
-                    f"{role} indexes with the tensor `{ctx.code(bound)[:30]}`, which may be out of range on the path not taken",
+                    f"{role} indexes with the tensor `{ctx.excerpt(bound, 30)}`, which may be out of range on the path not taken",
                 )
 
 
@@ -100,7 +100,7 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
             return
         if name.startswith("math."):
             return
-        raise _fail("impure", f"{role} calls `{ctx.code(func)[:40]}`, whose effects are unknown")
+        raise _fail("impure", f"{role} calls `{ctx.excerpt(func, 40)}`, whose effects are unknown")
     if isinstance(func, ast.Attribute):
         method = func.attr
         receiver = ctx.kind(func.value)
@@ -117,13 +117,13 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
             if helper is not None:
                 _check_helper(ctx, helper, role, depth)
                 return
-        raise _fail("impure", f"{role} calls `{ctx.code(func)[:40]}`, whose effects are unknown")
+        raise _fail("impure", f"{role} calls `{ctx.excerpt(func, 40)}`, whose effects are unknown")
     if isinstance(func, ast.Name) and func.id in GENERATED_PREDICATES:
         return
     if isinstance(func, ast.Name) and func.id in ctx.index.functions:
         _check_helper(ctx, ctx.index.functions[func.id], role, depth)
         return
-    raise _fail("impure", f"{role} calls `{ctx.code(func)[:40]}`, whose effects are unknown")
+    raise _fail("impure", f"{role} calls `{ctx.excerpt(func, 40)}`, whose effects are unknown")
 
 
 def _check_torch_op(op: str, shown: str, can_raise: frozenset[str], role: str, random_note: str = "") -> None:

@@ -44,9 +44,9 @@ class AssertScalarFixer:
                 raise DeclineError("assert-test-shape", "the assert does more than compare the value (`assert t.item() <= n`)")
             for operand in (test.left, *test.comparators):
                 if operand is not call and not (isinstance(operand, ast.Constant) or ctx.kind(operand) in NON_TENSOR_KINDS):
-                    raise DeclineError("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not known to be a Python number")
+                    raise DeclineError("assert-test-shape", f"`{ctx.excerpt(operand, 30)}` is not known to be a Python number")
                 if isinstance(operand, ast.Constant) and not isinstance(operand.value, (int, float, bool)):
-                    raise DeclineError("assert-test-shape", f"`{ctx.code(operand)[:30]}` is not a number")
+                    raise DeclineError("assert-test-shape", f"`{ctx.excerpt(operand, 30)}` is not a number")
             if any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in test.ops):
                 raise DeclineError("assert-test-shape", "identity and membership tests do not work on tensors")
         target = ctx.cst_node(function, call, cst.Call)

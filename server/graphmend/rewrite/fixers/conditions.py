@@ -46,15 +46,15 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
         if number_comparison_text(ctx, test, signatures, any_shape=True) is not None:
             raise DeclineError(
                 "condition-not-scalar",
-                f"the condition `{ctx.code(test)[:40]}` reads a tensor not known to be a single value (a reduction such as .any() or .sum())",
+                f"the condition `{ctx.excerpt(test, 40)}` reads a tensor not known to be a single value (a reduction such as .any() or .sum())",
             )
-        raise DeclineError("python-condition", f"part of the condition (`{ctx.code(test)[:40]}`) is a Python value mixed into tensor logic")
+        raise DeclineError("python-condition", f"part of the condition (`{ctx.excerpt(test, 40)}`) is a Python value mixed into tensor logic")
     signature = signatures.of(test) if signatures is not None and kind not in SCALAR_KINDS else None
     single = signature is not None and signature.shape == SINGLE_SHAPE  # one element, as (1,): made 0-d
     if kind not in SCALAR_KINDS and (signature is None or signature.shape != SCALAR_SHAPE) and not single:
         raise DeclineError(
             "condition-not-scalar",
-            f"the condition `{ctx.code(test)[:40]}` is not known to be a single value (a reduction such as .any() or .sum())",
+            f"the condition `{ctx.excerpt(test, 40)}` is not known to be a single value (a reduction such as .any() or .sum())",
         )
     boolean = kind in BOOL_KINDS or (signature is not None and signature.dtype == ("const", "bool"))
     text = ctx.argument(test) if boolean else f"{ctx.atom(test)} != 0"
@@ -74,7 +74,7 @@ def reject_numpy_value(ctx: FixContext, test: ast.expr) -> None:
     if numpy_call is not None:
         raise DeclineError(
             "numpy-condition",
-            f"the condition reads the NumPy value `{ctx.code(numpy_call)[:40]}`: a tensor only while dynamo traces it; compute it with torch",
+            f"the condition reads the NumPy value `{ctx.excerpt(numpy_call, 40)}`: a tensor only while dynamo traces it; compute it with torch",
         )
 
 
@@ -88,11 +88,11 @@ def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, sig
     links = []
     for op, left, right in zip(test.ops, operands, operands[1:]):
         if type(op) not in _OPERATORS:
-            raise DeclineError("python-condition", f"`{ctx.code(test)[:40]}` chains a comparison other than <, <=, >, >=, ==, !=")
+            raise DeclineError("python-condition", f"`{ctx.excerpt(test, 40)}` chains a comparison other than <, <=, >, >=, ==, !=")
         tensors = [o for o in (left, right) if ctx.kind(o) in TENSOR_KINDS]
         if not tensors:
             raise DeclineError(
-                "python-condition", f"part of the condition (`{ctx.code(left)[:20]} ... {ctx.code(right)[:20]}`) is a Python value mixed into tensor logic"
+                "python-condition", f"part of the condition (`{ctx.excerpt(left, 20)} ... {ctx.excerpt(right, 20)}`) is a Python value mixed into tensor logic"
             )
         for operand in tensors:
             single = ctx.kind(operand) in SCALAR_KINDS or (
@@ -101,7 +101,7 @@ def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, sig
             if not single:
                 raise DeclineError(
                     "chained-not-scalar",
-                    f"`{ctx.code(operand)[:40]}` in the chained comparison is not known to be a single value (a reduction such as .any() or .sum())",
+                    f"`{ctx.excerpt(operand, 40)}` in the chained comparison is not known to be a single value (a reduction such as .any() or .sum())",
                 )
         links.append(f"{ctx.atom(left)} {_OPERATORS[type(op)]} {ctx.atom(right)}")
     result = links[0]

@@ -32,6 +32,7 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, Kind
 from ...findings import Edit, Finding
+from ...quoting import excerpt
 from ..aliasing import local_aliasing_reason
 from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
 from ..context import FixContext
@@ -137,7 +138,7 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, a
     prefix = [operand for operand, mask in masks if mask is None]
     for operand in prefix:
         if tensor_logic(ctx, operand):
-            raise DeclineError("not-a-guarded-fill", f"`{ctx.code(operand)[:40]}` is also a tensor test; only a mask test can be dropped")
+            raise DeclineError("not-a-guarded-fill", f"`{ctx.excerpt(operand, 40)}` is also a tensor test; only a mask test can be dropped")
         check_condition_pure(ctx, operand, "a condition kept in the `if` (now evaluated whatever the mask)")
     return prefix, found[0][0], found[0][1]
 
@@ -185,7 +186,7 @@ def _fill(ctx: FixContext, stmt: ast.stmt, mask: ast.expr) -> _Fill:
         ):  # fmt: skip
             return _Fill(func.value.id, _number(ctx, call.args[1]), stmt, func.value)
     raise DeclineError(
-        "not-a-guarded-fill", f"`{ctx.code(stmt).splitlines()[0][:50]}` is not a number written through the tested mask"
+        "not-a-guarded-fill", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` is not a number written through the tested mask"
     )
 
 
@@ -200,4 +201,4 @@ def _number(ctx: FixContext, value: ast.expr) -> ast.expr:
             return value
     if ctx.kind(value) is Kind.PY and not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return value
-    raise DeclineError("not-a-number", f"`{ctx.code(value)[:40]}` is not known to be a Python number (a tensor value may broadcast differently)")
+    raise DeclineError("not-a-number", f"`{ctx.excerpt(value, 40)}` is not known to be a Python number (a tensor value may broadcast differently)")

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...findings import Finding
+from ...quoting import excerpt
 from ..compile_checks import PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
 from ..flow import changed_in_place_after, parameter_names, reaching_definition, read_after
@@ -106,7 +107,7 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
     prefix = operands[:-1]
     for operand in prefix:
         if tensor_logic(ctx, operand):
-            raise DeclineError("tensor-prefix", f"`{ctx.code(operand)[:40]}` is also a tensor test; only the all-ones test is dropped")
+            raise DeclineError("tensor-prefix", f"`{ctx.excerpt(operand, 40)}` is also a tensor test; only the all-ones test is dropped")
     return prefix, mask
 
 
@@ -149,7 +150,7 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Updat
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         if isinstance(stmt, ast.AugAssign):
             raise DeclineError("in-place", "an in-place update would run on the caller's tensor even for an all-ones mask")
-        raise DeclineError("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+        raise DeclineError("not-identity", f"`{ctx.excerpt(stmt, 50)}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     target, value = stmt.targets[0].id, stmt.value
     if target == mask:
         raise DeclineError("not-identity", f"the branch reassigns the mask `{mask}`")
@@ -160,14 +161,14 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Updat
     cast_back = False
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "type_as"):
         if not (len(value.args) == 1 and not value.keywords and _is_dtype_of(ctx, value.args[0], target, stmt, check)):
-            raise DeclineError("cast-unknown", f"`{ctx.code(value)[:50]}` casts to a dtype not known to be `{target}`'s own")
+            raise DeclineError("cast-unknown", f"`{ctx.excerpt(value, 50)}` casts to a dtype not known to be `{target}`'s own")
         value, cast_back = value.func.value, True
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
-        raise DeclineError("not-identity", f"`{ctx.code(stmt)[:50]}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
+        raise DeclineError("not-identity", f"`{ctx.excerpt(stmt, 50)}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     for own, other in ((value.left, value.right), (value.right, value.left)):
         if isinstance(own, ast.Name) and own.id == target and _derived_from(ctx, other, mask):
             return _Update(target, cast_back, other)
-    raise DeclineError("not-identity", f"`{ctx.code(value)[:50]}` does not multiply `{target}` by the mask `{mask}` or a view of it")
+    raise DeclineError("not-identity", f"`{ctx.excerpt(value, 50)}` does not multiply `{target}` by the mask `{mask}` or a view of it")
 
 
 def _derived_from(ctx: FixContext, node: ast.expr, mask: str) -> bool:
@@ -246,7 +247,7 @@ def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.I
     tensor, say)."""
     change = changed_in_place_after(ctx, function, check, name)
     if change is not None:
-        raise DeclineError("in-place", f"`{name}` is changed in place after the check (`{ctx.code(change).splitlines()[0][:40]}`): the product is a new tensor")
+        raise DeclineError("in-place", f"`{name}` is changed in place after the check (`{excerpt(ctx.code(change).splitlines()[0], 40)}`): the product is a new tensor")
 
 
 def _checked_test(ctx: FixContext, check: ast.If, prefix: list[ast.expr], products: list[_Update]) -> str:

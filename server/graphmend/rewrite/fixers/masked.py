@@ -118,7 +118,7 @@ class MaskedReductionFixer:
         if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in leaves)):
             raise DeclineError(
                 "mask-shape",
-                f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}` "
+                f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}` "
                 "(a mask over leading dimensions selects rows), and they are not plain names to check while tracing",
             )
         replacement = _replacement(ctx, reduction, leaves, mask, nonlinear, "1" if leaves.positive else "0")
@@ -147,7 +147,7 @@ class MaskedReductionFixer:
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
         name = binding.targets[0].id  # type: ignore[attr-defined]
         if not _is_reference(mask):
-            raise DeclineError("mask-shape", f"the mask `{ctx.code(mask)[:30]}` is not a plain name, to read again where `{name}` is reduced")
+            raise DeclineError("mask-shape", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name, to read again where `{name}` is reduced")
         if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
         nodes = list(ast.walk(function))
@@ -196,7 +196,7 @@ class MaskedReductionFixer:
         all_leaves = [leaf for _, leaves in chain for leaf in leaves] + [leaf for _, found in reductions for leaf in found]
         unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
         if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in all_leaves)):
-            raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(mask)[:30]}` has the shape of `{ctx.code(unproven[0])[:30]}`, and they are not plain names to check while tracing")
+            raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}`, and they are not plain names to check while tracing")
         check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
         for chained, leaves in chain:
@@ -369,7 +369,7 @@ def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: _Leaves) -
     selection = selection_of(ctx, node, trusted=_indexed_by(ctx, node, mask))
     if selection is not None:
         if ctx.code(selection.mask) != ctx.code(mask):
-            raise DeclineError("different-masks", f"`{ctx.code(node)[:30]}` is selected by another mask than `{ctx.code(mask)[:30]}`")
+            raise DeclineError("different-masks", f"`{ctx.excerpt(node, 30)}` is selected by another mask than `{ctx.excerpt(mask, 30)}`")
         leaves.append(selection)
         return False
     if isinstance(node, ast.Constant) and type(node.value) in (int, float, bool):
@@ -394,7 +394,7 @@ def _collect(ctx: FixContext, node: ast.expr, mask: ast.expr, leaves: _Leaves) -
             return _binary(ctx, _BINARY[function](), args[0], args[1], mask, leaves)
     raise DeclineError(
         "not-elementwise",
-        f"the selection is combined with `{ctx.code(node)[:30]}`, which is not a selection by the same mask, a number, "
+        f"the selection is combined with `{ctx.excerpt(node, 30)}`, which is not a selection by the same mask, a number, "
         "or an elementwise operation known to be harmless on unselected elements",
     )
 
@@ -425,7 +425,7 @@ def _binary(ctx: FixContext, op: ast.AST, left: ast.expr, right: ast.expr, mask:
         return _collect(ctx, left, mask, leaves) or _number(right) != 1
     raise DeclineError(
         "not-elementwise",
-        f"`{ctx.code(left)[:20]} {_OPERATOR_TEXT.get(type(op), '?')} {ctx.code(right)[:20]}` is not known to be finite on unselected elements",
+        f"`{ctx.excerpt(left, 20)} {_OPERATOR_TEXT.get(type(op), '?')} {ctx.excerpt(right, 20)}` is not known to be finite on unselected elements",
     )
 
 

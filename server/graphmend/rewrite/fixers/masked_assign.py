@@ -46,6 +46,7 @@ _OPERATORS = {ast.Add: "+", ast.Sub: "-"}
 
 class MaskedAssignFixer:
     codes = frozenset({"GM402"})
+    narrow = True  # of a selection it rewrites only `out[mask] = src[mask]`
     safety = Safety.SAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
@@ -67,7 +68,7 @@ class MaskedAssignFixer:
         if selection is None:
             raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
         if ctx.code(selection.slice) != ctx.code(mask):
-            raise DeclineError("different-masks", f"`{ctx.code(target)[:30]}` and `{ctx.code(selection)[:30]}` use different indices")
+            raise DeclineError("different-masks", f"`{ctx.excerpt(target, 30)}` and `{ctx.excerpt(selection, 30)}` use different indices")
         arithmetic = "" if value is selection else _arithmetic_kind(value)
         operator = ""
         if isinstance(statement, ast.AugAssign):

@@ -71,7 +71,7 @@ class MaskedRowLossFixer:
         for part, role in ((mask, "the mask (evaluated twice)"), (scores, "the scores"), (labels, "the labels")):
             check_pure(ctx, part, role)
         if not rereadable(mask):
-            raise DeclineError("mask-not-a-name", f"the mask `{ctx.code(mask)[:30]}` is computed, not a name or a comparison of names, to read again")
+            raise DeclineError("mask-not-a-name", f"the mask `{ctx.excerpt(mask, 30)}` is computed, not a name or a comparison of names, to read again")
         torch = ctx.torch_name()
         settings = call if module is None else constructor  # where ignore_index and reduction are written
         if settings is not None:
@@ -100,7 +100,7 @@ def _selections(ctx: FixContext, call: ast.Call) -> tuple[ast.expr, ast.expr, as
     if not (isinstance(first, ast.Subscript) and isinstance(second, ast.Subscript)):
         raise DeclineError("row-loss-arguments", "the scores and the labels are not both selected with a mask")
     if ctx.code(first.slice) != ctx.code(second.slice):
-        raise DeclineError("different-masks", f"the scores and the labels are selected by different masks (`{ctx.code(first.slice)[:25]}`, `{ctx.code(second.slice)[:25]}`)")
+        raise DeclineError("different-masks", f"the scores and the labels are selected by different masks (`{ctx.excerpt(first.slice, 25)}`, `{ctx.excerpt(second.slice, 25)}`)")
     return first.value, second.value, first.slice
 
 
@@ -108,7 +108,7 @@ def _keywords(ctx: FixContext, call: ast.Call) -> list[ast.keyword]:
     """The keywords carried over, after checking each: what the rewrite cannot pass on declines."""
     for keyword in call.keywords:
         if keyword.arg is None or keyword.arg not in _KEYWORDS:
-            raise DeclineError("row-loss-keyword", f"the loss takes `{ctx.code(keyword)[:30]}`, which the rewrite does not carry over")
+            raise DeclineError("row-loss-keyword", f"the loss takes `{ctx.excerpt(keyword, 30)}`, which the rewrite does not carry over")
         value = keyword.value
         if keyword.arg == "reduction" and not (isinstance(value, ast.Constant) and value.value in ("mean", "sum")):
             raise DeclineError("row-loss-reduction", "the reduction is not \"mean\" or \"sum\" (\"none\" gives one value per selected row)")
@@ -138,14 +138,14 @@ def _loss_module(ctx: FixContext, call: ast.Call) -> tuple[ast.expr | None, ast.
         name = ctx.qualname(value.func) if isinstance(value, ast.Call) else None
         if isinstance(value, ast.Call) and name is not None and name.startswith("torch.nn.") and name.rsplit(".", 1)[-1] in _LOSS_MODULES:
             if value.args:
-                raise DeclineError("row-loss-keyword", f"`{ctx.code(value)[:40]}` passes its settings by position")
+                raise DeclineError("row-loss-keyword", f"`{ctx.excerpt(value, 40)}` passes its settings by position")
             return func, value
     return None, None
 
 
 def _no_keywords(ctx: FixContext, call: ast.Call) -> list[ast.keyword]:
     if call.keywords:
-        raise DeclineError("row-loss-keyword", f"the loss module is called with `{ctx.code(call.keywords[0])[:30]}`, which the rewrite does not carry over")
+        raise DeclineError("row-loss-keyword", f"the loss module is called with `{ctx.excerpt(call.keywords[0], 30)}`, which the rewrite does not carry over")
     return []
 
 

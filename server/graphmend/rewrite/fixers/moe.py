@@ -49,6 +49,7 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, Kind
 from ...analysis.symbols import SHAPE_FLAG
 from ...findings import Edit, Finding
+from ...quoting import excerpt
 from ..config_flags import flag_edit, module_flag_value
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -263,7 +264,7 @@ class _Rewrite:
         if isinstance(iterable, ast.Call) and self.ctx.qualname(iterable.func) == "builtins.range":
             return
         if not isinstance(iterable, ast.Name):
-            raise DeclineError("moe-loop-iterable", f"the loop runs over `{self.ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+            raise DeclineError("moe-loop-iterable", f"the loop runs over `{self.ctx.excerpt(iterable, 40)}`, neither `range(...)` nor a list of the experts hit")
         stores = _assignments(self.function, iterable.id)
         if len(stores) != 1 or len(stores[0].targets) != 1 or stores[0].lineno > self.loop.lineno:
             raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is assigned more than once: cannot tell it lists the experts hit")
@@ -310,7 +311,7 @@ class _Rewrite:
                 continue  # the gather is rewritten as `mask[e]` (no squeeze) anyway
             if isinstance(parent, ast.Subscript) and parent.slice is use and self.ctx.kind(parent.value) is Kind.MODULES:
                 continue  # self.experts[e]: a ModuleList takes an int as it takes a 1-element tensor
-            raise DeclineError("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.code(parent or use)[:40]}`); as an int it could change")
+            raise DeclineError("moe-expert-tensor", f"the expert `{self.expert}` is used as a tensor (`{self.ctx.excerpt(parent or use, 40)}`); as an int it could change")
 
     def _aliases(self) -> set[str]:
         """The two index names and plain copies of them (`token_list = token_idx`)."""
@@ -361,7 +362,7 @@ class _Rewrite:
                 continue
             if self._empty_skip(node) is not None:
                 continue
-            raise DeclineError("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.code(parent or node)[:40]}`): with every token it would change")
+            raise DeclineError("moe-index-use", f"`{node.id}` is used as more than a row index (`{self.ctx.excerpt(parent or node, 40)}`): with every token it would change")
         if accumulation is None:
             raise DeclineError("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
         if self.token not in _names(accumulation.args[1]) and not (_names(accumulation.args[1]) & indices):
@@ -453,7 +454,7 @@ class _SparseRewrite(_Rewrite):
                 continue
             raise DeclineError(
                 "moe-body-effect",
-                f"the loop does more than gather, compute and `index_add_` (`{self.ctx.code(statement).splitlines()[0][:50]}`): "
+                f"the loop does more than gather, compute and `index_add_` (`{excerpt(self.ctx.code(statement).splitlines()[0], 50)}`): "
                 "run for an expert without tokens it could change something",
             )
         if accumulations == 0:
@@ -567,12 +568,12 @@ class MaskedExpertUpdateFixer:
     def _expert_position(self, ctx: FixContext, mask: ast.expr, expert: str) -> tuple[int, str]:
         """`router[:, :, e]` -> (2, "router"): the mask of expert e is a slice of a bool tensor."""
         if not (isinstance(mask, ast.Subscript) and isinstance(mask.value, ast.Name) and isinstance(mask.slice, ast.Tuple)):
-            raise DeclineError("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+            raise DeclineError("moe-mask-origin", f"the mask `{ctx.excerpt(mask, 40)}` is not `router_mask[:, ..., e]`")
         parts = mask.slice.elts
         positions = [i for i, p in enumerate(parts) if isinstance(p, ast.Name) and p.id == expert]
         others_full = all(isinstance(p, ast.Slice) and p.lower is p.upper is p.step is None for i, p in enumerate(parts) if i not in positions)
         if len(positions) != 1 or not others_full:
-            raise DeclineError("moe-mask-origin", f"the mask `{ctx.code(mask)[:40]}` is not `router_mask[:, ..., e]`")
+            raise DeclineError("moe-mask-origin", f"the mask `{ctx.excerpt(mask, 40)}` is not `router_mask[:, ..., e]`")
         return positions[0], mask.value.id
 
     def _check_fresh(self, ctx: FixContext, function: ast.AST, out: str, loop: ast.For) -> None:
@@ -594,7 +595,7 @@ class MaskedExpertUpdateFixer:
         if isinstance(iterable, ast.Call) and ctx.qualname(iterable.func) == "builtins.range":
             return
         if not isinstance(iterable, ast.Name):
-            raise DeclineError("moe-loop-iterable", f"the loop runs over `{ctx.code(iterable)[:40]}`, neither `range(...)` nor a list of the experts hit")
+            raise DeclineError("moe-loop-iterable", f"the loop runs over `{ctx.excerpt(iterable, 40)}`, neither `range(...)` nor a list of the experts hit")
         stores = _assignments(function, iterable.id)
         before = [s for s in stores if s.lineno < loop.lineno]
         if not before or len(stores) != len(before):

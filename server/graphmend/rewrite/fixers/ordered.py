@@ -26,6 +26,7 @@ import libcst as cst
 from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
 from ...analysis.symbols import ClassInfo
 from ...findings import Finding
+from ...quoting import excerpt
 from ..check_functions import call_statements, check_function_reason, is_check_like
 from ..context import FixContext
 from ..effects import EffectCall, effect_of
@@ -75,7 +76,7 @@ class OrderedEffectFixer:
             effects = [e for s in block.body[:head] for e in effect_of(ctx, s, local) or []]  # type: ignore[attr-defined]
         prelude = _prelude(ctx, function, block)
         if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in ast.walk(block)):
-            raise DeclineError("not-effect-only", f"`{ctx.code(stmt).splitlines()[0][:50]}` does more than compute what a report or check reads")
+            raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than compute what a report or check reads")
         peel = 0 if head else _python_prefix(ctx, block)
         if any(e.what == "check" for e in effects):
             _check_no_state_change(ctx, function, block, local)
@@ -119,7 +120,7 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         raise DeclineError("check-function", f"the break is in `{function.name}`, whose calls could run as ordered ops, but {reason}")
     statements, other = call_statements(ctx, function)  # type: ignore[arg-type]
     if other:
-        raise DeclineError("check-function-result", f"`{function.name}` is called where its result is used or passed on (`{ctx.code(other[0])[:40]}`)")
+        raise DeclineError("check-function-result", f"`{function.name}` is called where its result is used or passed on (`{ctx.excerpt(other[0], 40)}`)")
     if not statements:
         raise DeclineError("check-function-no-call", f"`{function.name}` is not called in this file: the calls to move are in other files")
     by_caller: dict[int, tuple[Function, dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]] = {}
@@ -160,7 +161,7 @@ def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, 
         if following is not None and effect_of(ctx, following, local) is not None:
             stmt, effects = following, effect_of(ctx, following, local)
     if effects is None:
-        raise DeclineError("not-effect-only", f"`{ctx.code(stmt).splitlines()[0][:50]}` does more than print, log, warn, raise or assert")
+        raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than print, log, warn, raise or assert")
     block = stmt
     while True:
         parent = ctx.parent(block)
@@ -302,7 +303,7 @@ def _check_no_state_change(ctx: FixContext, function: Function, block: ast.stmt,
             when = "before" if node.lineno < block.lineno else "after"  # type: ignore[attr-defined]
             raise DeclineError(
                 "state-change-and-check",
-                f"`{ctx.code(node).splitlines()[0][:50]}` changes {outer} {when} the check: inside the graph the order of "
+                f"`{excerpt(ctx.code(node).splitlines()[0], 50)}` changes {outer} {when} the check: inside the graph the order of "
                 "that change and a failing check is not kept",
             )
 
@@ -363,7 +364,7 @@ def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, bl
         if failing is not None and _reads(node, tainted):
             raise DeclineError(
                 "fails-on-values-after-check",
-                f"`{ctx.code(node).splitlines()[0][:50]}` ({failing}) raises on some values of what the check tests: inside the "
+                f"`{excerpt(ctx.code(node).splitlines()[0], 50)}` ({failing}) raises on some values of what the check tests: inside the "
                 "graph it may run first and raise its own error where the check raised",
             )
 

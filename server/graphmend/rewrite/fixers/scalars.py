@@ -63,13 +63,14 @@ def _zero_d(ctx: FixContext, signatures: Signatures, tensor: ast.expr, call: ast
     if ctx.kind(tensor) in SCALAR_KINDS or signatures.of(tensor).shape == SCALAR_SHAPE:
         return snapshot
     if not rereadable(tensor):
-        raise DeclineError("not-one-value", f"cannot prove `{ctx.code(tensor)[:30]}` is 0-d: a tensor of one element with dimensions would broadcast")
+        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
     torch = ctx.torch_name()
     return checked_or_original(f"{snapshot}.reshape(())", call_text(ONE_VALUE, ctx.code(tensor)), f"{torch}.as_tensor({ctx.code(call)})")
 
 
 class ScalarFixer:
     codes = frozenset({"GM201", "GM203", "GM401", "GM402", "GM403", "GM102"})
+    narrow = frozenset({"GM401", "GM402", "GM403"})  # of a selection it rewrites only a count
     safety = Safety.SAFE
     title = "Keep the value as a 0-d tensor instead of a Python number"
     title_count = "Count the selected elements as a 0-d tensor (torch.count_nonzero) instead of reading a Python int off a data-dependent shape"
@@ -118,7 +119,7 @@ class ScalarFixer:
             proven = ctx.kind(count.mask) in BOOL_KINDS and signatures.equal_shapes(signatures.of(count.mask), signatures.of(count.selected))
             if not proven:
                 if not rereadable(count.mask) or reference_root(count.selected) is None:
-                    raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.code(count.mask)[:30]}` has the shape of `{ctx.code(count.selected)[:30]}`")
+                    raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(count.mask, 30)}` has the shape of `{ctx.excerpt(count.selected, 30)}`")
                 check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
                 replacement = checked_or_original(replacement, check, f"{torch}.as_tensor({ctx.code(count.node)})")
         return self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count)
@@ -234,7 +235,7 @@ class ScalarFixer:
                 return f"{text}.trunc()"
             if integral:
                 return text
-            raise DeclineError("dtype-unknown", f"cannot tell whether `{ctx.code(tensor)[:30]}` is floating (int() truncates it) or integral")
+            raise DeclineError("dtype-unknown", f"cannot tell whether `{ctx.excerpt(tensor, 30)}` is floating (int() truncates it) or integral")
         return text  # item() and float(): the same value, as a 0-d tensor
 
     def _check_use(self, ctx: FixContext, signatures: Signatures, operation: ast.BinOp, operand: ast.expr, value_dtype: tuple) -> None:
@@ -247,7 +248,7 @@ class ScalarFixer:
         other = operation.right if operation.left is operand else operation.left
         if ctx.kind(other) not in TENSOR_KINDS:
             known = "a Python value" if ctx.kind(other) in (Kind.PY, Kind.PY_SEQ, Kind.NONE) else "not known to be a tensor"
-            raise DeclineError("used-as-number", f"it is combined with `{ctx.code(other)[:30]}`, which is {known}")
+            raise DeclineError("used-as-number", f"it is combined with `{ctx.excerpt(other, 30)}`, which is {known}")
         other_dtype = signatures._norm(signatures.of(other).dtype)
         if value_dtype == other_dtype and value_dtype != UNKNOWN:
             # `x / x.abs().max().item()`: a 0-d tensor of `x`'s own dtype promotes with `x` as the
@@ -263,13 +264,13 @@ class ScalarFixer:
         if not signatures.is_floating(other_dtype):
             raise DeclineError(
                 "dtype-unknown",
-                f"cannot prove `{ctx.code(other)[:30]}` is floating point; with an integer tensor the result dtype could change",
+                f"cannot prove `{ctx.excerpt(other, 30)}` is floating point; with an integer tensor the result dtype could change",
             )
         integral = value_dtype[0] == "const" and value_dtype[1] not in FLOATS
         if not integral and value_dtype != other_dtype:
             raise DeclineError(
                 "dtype-mismatch",
-                f"the value's dtype may differ from that of `{ctx.code(other)[:30]}`: as a 0-d tensor it could promote the result",
+                f"the value's dtype may differ from that of `{ctx.excerpt(other, 30)}`: as a 0-d tensor it could promote the result",
             )
         if ctx.kind(operation) not in TENSOR_KINDS:
             raise DeclineError("used-as-number", "the arithmetic result is not a tensor")
@@ -313,11 +314,11 @@ class ScalarFixer:
                 continue
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
-                context = ctx.code(parent)[:40] if parent is not None else name
+                context = ctx.excerpt(parent, 40) if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
             text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype, python_float)
             if _reflected_division(parent, end) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parent.right)):
-                raise DeclineError("used-as-number", f"`{ctx.code(parent)[:40]}` divides by an expression of `{name}` itself")
+                raise DeclineError("used-as-number", f"`{ctx.excerpt(parent, 40)}` divides by an expression of `{name}` itself")
             end, text = _as_python_divides(ctx, parent, end, text)
             if text != name:
                 chains.append((end, text))
@@ -372,7 +373,7 @@ class ScalarFixer:
             return _chain_text(ctx, start, steps, tensor, base, value_dtype, back=target)
         if own_dtype is not None:
             raise own_dtype
-        raise DeclineError("python-arithmetic", f"{problem}, and `{ctx.code(other)[:30]}` is not a tensor known to be floating, whose dtype it could take")
+        raise DeclineError("python-arithmetic", f"{problem}, and `{ctx.excerpt(other, 30)}` is not a tensor known to be floating, whose dtype it could take")
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
@@ -560,10 +561,10 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             if kind is None:
                 break  # a tensor, or not a number: the use itself is checked next
             if isinstance(parent.op, ast.Div) and parent.right is node and not _at_least_positive(ctx, node):
-                raise DeclineError("python-arithmetic", f"`{ctx.code(other)[:30]}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
+                raise DeclineError("python-arithmetic", f"`{ctx.excerpt(other, 30)}` is divided by the number in Python, which raises ZeroDivisionError when it is 0 (a tensor would give inf)")
             if isinstance(parent.op, ast.Div) and not _nonzero_literal(other) and not (python_float or kind == "float"):
                 if not integral:
-                    raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}` divides a number that may be an integer or a float: at 0 Python's error message depends on which")
+                    raise DeclineError("python-arithmetic", f"`{ctx.excerpt(parent, 40)}` divides a number that may be an integer or a float: at 0 Python's error message depends on which")
                 steps.int_divisions.add(id(parent))
             python_float = python_float or kind == "float" or isinstance(parent.op, ast.Div)
             steps.float_result = steps.float_result or kind == "float" or isinstance(parent.op, ast.Div)
@@ -572,16 +573,16 @@ def _python_steps(ctx: FixContext, signatures: Signatures, start: ast.expr, valu
             # n, so the number may come second only when it is an integer (a count: never NaN)
             second = integral and not python_float and len(parent.args) == 2 and parent.args[1] is node
             if len(parent.args) != 2 or parent.keywords or (parent.args[0] is not node and not second):
-                raise DeclineError("python-arithmetic", f"`{ctx.code(parent)[:40]}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
+                raise DeclineError("python-arithmetic", f"`{ctx.excerpt(parent, 40)}`: only max/min of the number then one Python number keeps its meaning as torch.clamp (max(c, nan) is c)")
             kind = _python_number(ctx, signatures, parent.args[0] if second else parent.args[1])
             if kind is None:
                 break
         else:
             break
         if not (floating or integral):
-            problem = problem or f"`{ctx.code(parent)[:40]}` is Python arithmetic on a number of unknown dtype"
+            problem = problem or f"`{ctx.excerpt(parent, 40)}` is Python arithmetic on a number of unknown dtype"
         if integral and (kind == "float" or (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Div))):
-            problem = problem or f"`{ctx.code(parent)[:40]}` turns an integer into a Python float (float64)"
+            problem = problem or f"`{ctx.excerpt(parent, 40)}` turns an integer into a Python float (float64)"
         steps.append(parent)
         node = parent
     return steps, problem
@@ -605,7 +606,7 @@ def _chain_text(
         elif isinstance(tensor, (ast.Name, ast.Attribute)):
             back = f"{ctx.code(tensor)}.dtype"
         else:
-            raise DeclineError("used-as-number", f"the Python arithmetic on `{ctx.code(tensor)[:30]}` would need its dtype, which is not known")
+            raise DeclineError("used-as-number", f"the Python arithmetic on `{ctx.excerpt(tensor, 30)}` would need its dtype, which is not known")
         base = f"{base}.double()"
     chain = {id(call): base}
     for step in steps:

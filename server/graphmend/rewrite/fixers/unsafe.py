@@ -100,7 +100,7 @@ class EagerCheckFixer:
             raise DeclineError("check-has-else", "the `if` has an else or elif branch: skipping the test would change which runs")
         for inner in statement.body:
             if not _diagnostic(ctx, inner):
-                raise DeclineError("check-does-more", f"the branch does more than raise, warn, log or print (`{ctx.code(inner)[:40]}`)")
+                raise DeclineError("check-does-more", f"the branch does more than raise, warn, log or print (`{ctx.excerpt(inner, 40)}`)")
         function = ctx.function_of(statement)
         if function is None:
             raise DeclineError("not-in-function", "the check is not inside a function")

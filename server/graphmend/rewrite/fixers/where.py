@@ -30,6 +30,7 @@ import libcst as cst
 from ...analysis import analyze_detailed
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
+from ...quoting import excerpt
 from ...textedits import apply_edits, text_edits
 from ..aliasing import aliasing_reason
 from ..compile_checks import NUMBER_DTYPE, ONE_VALUE, SAME_TYPE, call_text, helper_edits
@@ -189,10 +190,10 @@ def _plan_with_rebound_updates(finding: Finding, ctx: FixContext, function: ast.
         if symbol is None:
             raise declined
         if update.end_lineno != update.lineno:
-            raise DeclineError("statement", f"a branch updates a tensor in place over several lines (`{ctx.code(update).splitlines()[0][:40]}`)")
+            raise DeclineError("statement", f"a branch updates a tensor in place over several lines (`{excerpt(ctx.code(update).splitlines()[0], 40)}`)")
         reason = aliasing_reason(ctx, function, update)
         if reason is not None:
-            raise DeclineError("in-place-aliased", f"`{ctx.code(update)[:40]}` changes a tensor in place, and {reason}")
+            raise DeclineError("in-place-aliased", f"`{ctx.excerpt(update, 40)}` changes a tensor in place, and {reason}")
         target = ctx.code(update.target)
         rebinding = f"{target} = {target} {symbol} {ctx.atom(update.value)}"
         # marked, so every line the rewrite keeps from the branches can be given its update back
@@ -349,13 +350,13 @@ def _require_tensor(ctx: FixContext, node: ast.expr, role: str) -> None:
     kind = ctx.kind(node)
     if kind not in TENSOR_KINDS:
         what = "a Python value" if kind.name in ("PY", "NONE", "PY_SEQ") else "not known to be a tensor"
-        raise DeclineError("not-tensor", f"{role} (`{ctx.code(node)[:40]}`) is {what}; torch.where would turn it into a tensor")
+        raise DeclineError("not-tensor", f"{role} (`{ctx.excerpt(node, 40)}`) is {what}; torch.where would turn it into a tensor")
 
 
 def _describe(ctx: FixContext, node: ast.expr) -> str:
     if not hasattr(node, "lineno"):  # the name itself, standing for its value before the `if`
         return ast.unparse(node)
-    return ctx.code(node)[:30]
+    return ctx.excerpt(node, 30)
 
 
 _NON_FINITE_TESTS = frozenset({"isnan", "isinf", "isfinite", "isposinf", "isneginf"})
@@ -380,7 +381,7 @@ def _check_not_a_nan_guard(ctx: FixContext, tests: list[ast.expr], values: list[
         if not guarded & _differentiable_names(value):
             raise DeclineError(
                 "nan-guard",
-                f"{role} include `{ctx.code(value)[:30]}`, which drops the value tested for NaN/infinity: computing both sides "
+                f"{role} include `{ctx.excerpt(value, 30)}`, which drops the value tested for NaN/infinity: computing both sides "
                 "would send NaN gradients into it (the original sends none)",
             )
 
@@ -813,7 +814,7 @@ class _IfRewrite:
         rebound: set[str] = set()
         for stmt in between:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                raise DeclineError("code-after-return", f"the code between the early return and the final return does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                raise DeclineError("code-after-return", f"the code between the early return and the final return does more than assign names (`{excerpt(ctx.code(stmt).splitlines()[0], 40)}`)")
             check_pure(ctx, stmt.value, f"`{stmt.targets[0].id} = ...` (now computed when returning early too)")
             rebound.add(stmt.targets[0].id)
         for value, role in ((early, "the early return's value"), (late, "the final return's value")):
@@ -894,7 +895,7 @@ class _IfRewrite:
             statements = [s for s in branch.body if not isinstance(s, ast.Pass)]
             for index, stmt in enumerate(statements):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                    raise DeclineError("statement", f"a branch does more than assign a name (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                    raise DeclineError("statement", f"a branch does more than assign a name (`{excerpt(ctx.code(stmt).splitlines()[0], 40)}`)")
                 name = stmt.targets[0].id
                 later = statements[index + 1 :]
                 if _assigns(later, name) or _reads(later, name):
@@ -928,7 +929,7 @@ class _IfRewrite:
             if change is not None:
                 raise DeclineError(
                     "in-place",
-                    f"`{name}` is changed in place after the `if` (`{ctx.code(change).splitlines()[0][:40]}`): "
+                    f"`{name}` is changed in place after the `if` (`{excerpt(ctx.code(change).splitlines()[0], 40)}`): "
                     "torch.where makes a new tensor where the original may have kept the old one",
                 )
             if any(name not in b.values for b in branches) and not defined_before(ctx, self.statement, name):

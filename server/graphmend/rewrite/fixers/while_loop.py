@@ -23,6 +23,7 @@ import libcst as cst
 
 from ...analysis.kinds import TENSOR_KINDS
 from ...findings import Finding
+from ...quoting import excerpt
 from ..context import FixContext
 from ..flow import defined_before
 from ..model import DeclineError, Fix, Safety
@@ -52,7 +53,7 @@ class WhileLoopFixer:
         carried: list[str] = []
         for stmt in loop.body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
-                raise DeclineError("loop-statement", f"the loop body does more than assign names (`{ctx.code(stmt).splitlines()[0][:40]}`)")
+                raise DeclineError("loop-statement", f"the loop body does more than assign names (`{excerpt(ctx.code(stmt).splitlines()[0], 40)}`)")
             check_pure(ctx, stmt.value, f"the loop body (`{stmt.targets[0].id} = ...`)")
             if ctx.kind(stmt.value) not in TENSOR_KINDS:
                 raise DeclineError("not-tensor", f"the loop-carried `{stmt.targets[0].id}` is not known to be a tensor")
@@ -101,6 +102,6 @@ class WhileLoopFixer:
             if not inside.equal(start, end):
                 raise DeclineError(
                     "dtype-shape",
-                    f"cannot prove the loop keeps the dtype and shape of `{name}` (`{ctx.code(stmt.value)[:30]}`); "  # type: ignore[attr-defined]
+                    f"cannot prove the loop keeps the dtype and shape of `{name}` (`{ctx.excerpt(stmt.value, 30)}`); "  # type: ignore[attr-defined]
                     "torch.while_loop requires it",
                 )
