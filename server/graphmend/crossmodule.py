@@ -140,9 +140,7 @@ def _may_lead_inside(imported: str, path: Path, resolved_roots: list[Path]) -> b
             base = base.parent
     else:
         base = _import_root(path)
-        if base is None:
-            return True
-    found = None
+    found: Path | None = None
     for depth in range(len(parts), 0, -1):  # the longest prefix that is a module: the rest are names in it
         stem = base.joinpath(*parts[:depth])
         for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
@@ -157,7 +155,7 @@ def _may_lead_inside(imported: str, path: Path, resolved_roots: list[Path]) -> b
     return any(found.is_relative_to(root) for root in resolved_roots)
 
 
-def _import_root(path: Path) -> Path | None:
+def _import_root(path: Path) -> Path:
     """The folder absolute imports of `path` start from: the parent of its top-level package
     (the highest folder above it that still has an `__init__.py`), or its own folder."""
     folder = path.parent
