@@ -56,6 +56,24 @@ class Related:
 
 
 @dataclass(frozen=True, slots=True)
+class EagerPoint:
+    """Where a break makes dynamo run `function` eagerly from then on (`span`), and the lines that
+    come after it on every path through it: the rest of the function, or, for a break inside an arm
+    of an `if` the analysis cannot decide, the rest of that arm (`scope`, first and last line):
+    the other arm may be traced on, and code after the `if` with it."""
+
+    function: str
+    span: Span
+    scope: tuple[int, int] | None = None  # None: the rest of the function
+
+    def dominates(self, finding: Finding) -> bool:
+        """Whether `finding` runs only after this point, in the same frame."""
+        if finding.function != self.function or finding.span.start_line <= self.span.end_line:
+            return False
+        return self.scope is None or self.scope[0] <= finding.span.start_line <= self.scope[1]
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One predicted graph break (or a file GraphMend could not read).
 
@@ -77,10 +95,9 @@ class Finding:
     # The ast node type the rule matched at `span` ("Call", "Compare"): an expression statement and
     # its call share a span, and a fixer wants the node the rule saw (FixContext.node_for).
     anchor: str = ""
-    # Set on a break certain to run (not under an `if`) that makes dynamo run a function eagerly
-    # from some point on: (that function, the span where it stops compiling it). Findings in that
-    # function after the span are `latent` (analysis/latent.py).
-    eager_from: tuple[str, Span] | None = None
+    # Set on a break certain to run once its surroundings run, that makes dynamo run a function
+    # eagerly from some point on. Findings it dominates are `latent` (analysis/latent.py).
+    eager_from: EagerPoint | None = None
     # Dynamo does not reach this break today: an earlier one makes it run the function eagerly. It
     # is real code dynamo cannot trace, and breaks once the earlier one is fixed; it is not counted
     # as a break dynamo reports (break_count) and shows at information severity.

@@ -17,16 +17,15 @@ from ..findings import Finding, Related, Severity, Span
 
 
 def mark_latent(findings: list[Finding]) -> list[Finding]:
-    """`findings`, with those after the first certain eager point of their function marked latent."""
-    first: dict[str, Span] = {}
-    for finding in findings:
-        if finding.eager_from is not None:
-            function, span = finding.eager_from
-            if function not in first or span.start_line < first[function].start_line:
-                first[function] = span
-    if not first:
+    """`findings`, with those an eager point dominates marked latent (the earliest such point named)."""
+    points = sorted((f.eager_from for f in findings if f.eager_from is not None), key=lambda p: p.span.start_line)
+    if not points:
         return findings
-    return [_latent(f, first[f.function]) if f.function in first and f.span.start_line > first[f.function].end_line else f for f in findings]
+    marked = []
+    for finding in findings:
+        point = next((p for p in points if p.dominates(finding)), None)
+        marked.append(finding if point is None else _latent(finding, point.span))
+    return marked
 
 
 def _latent(finding: Finding, eager_from: Span) -> Finding:

@@ -14,10 +14,11 @@ kinds (EvaluationObserver); it adds what only statements know:
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..findings import Finding, Related, Severity, Span
+from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
 from .kinds import TENSOR_KINDS, Kind, join
@@ -66,7 +67,7 @@ class FunctionWalker:
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
-        self.branch_depth = 0  # how many `if`/`match` arms of undecided tests the walk is inside
+        self.arms: list[tuple[int, int]] = []  # lines of the `if`/`match` arms of undecided tests the walk is inside
         self.rules = module.rules
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
@@ -260,25 +261,36 @@ class FunctionWalker:
             )
         )
 
-    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> tuple[str, Span] | None:
+    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> EagerPoint | None:
         """Where this break makes dynamo stop compiling a function, when that is certain: the break
         itself (a skip in this function) or the call, in a loop of a caller, that leads to it. The
         caller's wins over a loop here: dynamo inlines this function into the caller's frame, so the
-        break stops the caller's frame at the call. A loop body counts as run; an `if` arm does not
-        (the other path may be traced on)."""
+        break stops the caller's frame at the call. A loop body counts as run; inside an arm of an
+        undecided `if` the break dominates only the rest of that arm (the other path may be traced
+        on, and the code after the `if` with it)."""
         if effect not in (Effect.FRAME_SKIP, Effect.RESUME_FAILS):
             return None
         caller = self.caller_amplifier
         if caller is not None and caller.certain and caller.site is not None:
             if caller.conditional or self._resumes_after(node, caller):
                 return None
-            return caller.function, self.module.source.span(caller.site)
+            return EagerPoint(caller.function, self.module.source.span(caller.site))
         # Only a loop, `try` or `with` here is known to stop this very frame: a rule's own
         # frame-skip may stop the caller's (a module built in forward: its __init__ then runs as a
         # frame of its own, and dynamo traces on in it).
-        if amplifier is None or amplifier.kind == "caller" or not amplifier.certain or self.branch_depth > 0:
+        if amplifier is None or amplifier.kind == "caller" or not amplifier.certain:
             return None
-        return self.function_name, self.module.source.span(node)
+        if self.arms and not self._arm_holds(amplifier):
+            return None
+        return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
+
+    def _arm_holds(self, amplifier: Amplifier) -> bool:
+        """Whether the innermost undecided arm holds the loop (`try`, `with`) that makes this break
+        stop the frame: then the break runs on every path through the rest of the arm. An arm
+        inside the loop is a path the loop's other iterations may not take."""
+        first, last = self.arms[-1]
+        line = getattr(amplifier.node, "lineno", 0)
+        return first <= line <= last
 
     def _resumes_after(self, node: ast.AST, amplifier: Amplifier) -> bool:
         """A break in a loop from which dynamo's bytecode scan meets a `return` before the loop's
@@ -381,7 +393,7 @@ class FunctionWalker:
             if amplifier.kind == "caller":  # the eager function's call site stays the one in that function
                 site, conditional = amplifier.site, amplifier.conditional
             else:
-                site, conditional = call, self.branch_depth > 0
+                site, conditional = call, bool(self.arms)
             amplifier = Amplifier(
                 "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional
             )
@@ -534,6 +546,17 @@ class FunctionWalker:
             self.evaluator.env.pop(name, None)
         return False
 
+    @contextlib.contextmanager
+    def _arm(self, body: list[ast.stmt]) -> Iterator[None]:
+        """Inside one arm of an undecided `if`/`match`: its lines bound what a break there dominates."""
+        first = body[0].lineno if body else 0
+        last = max((s.end_lineno or s.lineno for s in body), default=0)
+        self.arms.append((first, last))
+        try:
+            yield
+        finally:
+            self.arms.pop()
+
     def _if(self, stmt: ast.If) -> bool:
         truth = self.evaluator.static_truth(stmt.test)
         saved = self.amplifiers
@@ -550,14 +573,12 @@ class FunctionWalker:
         if truth is False:
             return self.walk_body(stmt.orelse)
         before = dict(self.evaluator.env)
-        self.branch_depth += 1
-        try:
+        with self._arm(stmt.body):
             body_ends = self.walk_body(stmt.body)
-            after_body = self.evaluator.env
-            self.evaluator.env = dict(before)
+        after_body = self.evaluator.env
+        self.evaluator.env = dict(before)
+        with self._arm(stmt.orelse):
             else_ends = self.walk_body(stmt.orelse)
-        finally:
-            self.branch_depth -= 1
         if body_ends and not else_ends:
             pass  # only the else path continues: keep its environment
         elif else_ends and not body_ends:
@@ -706,11 +727,8 @@ class FunctionWalker:
             self.evaluator.env = dict(before)
             if case.guard is not None:
                 self.evaluator.visit_truth(case.guard, "if")
-            self.branch_depth += 1
-            try:
+            with self._arm(case.body):
                 self.walk_body(case.body)
-            finally:
-                self.branch_depth -= 1
             merged = self.evaluator.env if merged is None else merge_envs(merged, self.evaluator.env)
         self.evaluator.env = merged if merged is not None else before
         return False
