@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ..analysis.kinds import TENSOR_KINDS
+from ..analysis.kinds import TENSOR_KINDS, Kind
 from ..quoting import excerpt
 from .context import FixContext
 from .effects import EFFECT_FUNCTIONS
@@ -244,12 +244,23 @@ class _Lifter:
                 self.restore(saved)
                 self.lift(expr, TENSOR)
             return
+        if isinstance(expr, ast.Attribute) and expr.attr == "shape" and self.ctx.kind(expr.value) in TENSOR_KINDS and not text:
+            # a torch.Size, which the op cannot take (its call would fall back to the original,
+            # traced, and break there): pass the tensor and read its shape in the body
+            self.expr(expr.value, conditional)
+            return
         if _is_reference(expr):
             known = value_type(self.ctx, expr, self.function)
             if known is not None:
                 self.lift(expr, known)
             elif text:
                 self.lift_text(expr)
+            elif self.ctx.kind(expr) in (Kind.PY_SEQ, Kind.TENSORS):
+                raise DeclineError(
+                    "sequence-value",
+                    f"cannot pass `{self.ctx.excerpt(expr, 40)}` into the op: a list or tuple, which it cannot take "
+                    "(the call would fall back to the original code, and break)",
+                )
             elif not self.speculating and sum(1 for p in self.params if p.type in (TEXT, VALUE)) < MAX_TEXT_PARAMS:
                 self.lift(expr, VALUE)  # `%d`, arithmetic: the tensor or number itself (else the original call)
             else:
