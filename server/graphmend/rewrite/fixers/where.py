@@ -350,7 +350,7 @@ def _require_tensor(ctx: FixContext, node: ast.expr, role: str) -> None:
     kind = ctx.kind(node)
     if kind not in TENSOR_KINDS:
         what = "a Python value" if kind.name in ("PY", "NONE", "PY_SEQ") else "not known to be a tensor"
-        raise DeclineError("not-tensor", f"{role} (`{ctx.excerpt(node, 40)}`) is {what}; torch.where would turn it into a tensor")
+        raise DeclineError("not-tensor", f"`{ctx.excerpt(node, 40)}` ({role}) is {what}; torch.where would turn it into a tensor")
 
 
 def _describe(ctx: FixContext, node: ast.expr) -> str:
