@@ -117,6 +117,8 @@ TORCH_BOOL_FUNCTIONS = frozenset(
     }
 )
 # torch functions that return something shaped and typed like their first tensor argument.
+# Functions that join a sequence of tensors into one of their common dtype.
+JOINING_FUNCTIONS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
 TORCH_LIKE_FIRST = frozenset({"zeros_like", "ones_like", "empty_like", "tril", "triu", "clone", "flip", "roll"})
 TORCH_SCALAR_FUNCTIONS = frozenset({"dot", "vdot", "trace", "det", "logdet", "scalar_tensor"})
 TORCH_TENSOR_SUBMODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.")
@@ -547,6 +549,13 @@ class Evaluator:
             return Kind.LOGGER
         return Kind.UNKNOWN
 
+    def _joins_booleans(self, call: ast.Call) -> bool:
+        """`torch.cat([a, b])` / `torch.stack((a, b))` of boolean tensors only: the result is one too."""
+        parts = call.args[0] if call.args else None
+        if not isinstance(parts, (ast.List, ast.Tuple)) or not parts.elts:
+            return False
+        return all(self.kinds.get(id(part)) in BOOL_KINDS for part in parts.elts)
+
     def call_result(self, node: ast.Call, func_kind: Kind, receiver: Kind, arg_kinds: list[Kind]) -> Kind:
         func = node.func
         if isinstance(func, ast.Attribute) and receiver in TENSOR_KINDS:
@@ -563,6 +572,8 @@ class Evaluator:
                 return Kind.JIT if arg_kinds and arg_kinds[0] in (Kind.MODULE, Kind.MODULES) else Kind.UNKNOWN
             if name in LOCK_CLASSES:
                 return Kind.LOCK
+            if name in JOINING_FUNCTIONS and self._joins_booleans(node):
+                return Kind.BOOL  # `torch.cat([mask, ~mask])` indexes as a mask, as its parts do
             if name.startswith("torch."):
                 return torch_function_kind(name, node, arg_kinds, self.qualname)
             if name.startswith("builtins."):
