@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .analysis import AnalysisResult
 from .analysis.source import SourceFile
+from .analysis.symbols import ClassInfo, ModuleIndex
 
 # Calls into these never lead to workspace code worth following.
 _SKIPPED_ROOTS = frozenset({"torch", "numpy", "math", "builtins", "typing", "collections", "functools", "itertools", "logging", "warnings"})
@@ -33,7 +34,9 @@ class CallSite:
 
 
 def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
-    """Calls made by the file's compiled functions to names it imports from elsewhere."""
+    """Calls made by the file's compiled functions to names it imports from elsewhere, and to
+    methods a class inherits from a base imported from elsewhere (`self.get_extended_attention_mask`
+    of a transformers model, defined on `PreTrainedModel`'s mixin in `modeling_utils.py`)."""
     if result.tree is None or result.index is None or not result.compiled:
         return ()
     index = result.index
@@ -42,10 +45,18 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
     for qualified, function in _functions(result.tree):
         if qualified not in result.compiled:
             continue
+        owner = index.classes.get(qualified.split(".", 1)[0]) if "." in qualified else None
+        inherited = _inherited_from(index, owner) if owner is not None else None
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
+            if inherited is not None and _self_method(func):
+                assert isinstance(func, ast.Attribute)
+                if func.attr not in inherited[0]:
+                    span = source.span(func)
+                    sites.append(CallSite(span.end_line, span.end_col - len(func.attr), ast.unparse(func), qualified, inherited[1]))
+                continue
             root = func
             while isinstance(root, ast.Attribute):
                 root = root.value
@@ -58,6 +69,33 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
             column = span.end_col - len(func.attr) if isinstance(func, ast.Attribute) else span.start_col
             sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified, target))
     return tuple(sorted(set(sites), key=lambda s: (s.line, s.column)))
+
+
+def _self_method(func: ast.expr) -> bool:
+    return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+
+
+def _inherited_from(index: ModuleIndex, owner: ClassInfo) -> tuple[frozenset[str], str] | None:
+    """For a class with a base imported from another module (not torch's): the names its in-file
+    class chain defines (methods, attributes set in `__init__`), which `self.<name>` then means,
+    and that base's import, which the others may come from. None when every base is in the file
+    or torch's (`nn.Module`'s own methods break nothing worth following)."""
+    defined: set[str] = set()
+    imported: str | None = None
+    pending, seen = [owner], set()
+    while pending:
+        info = pending.pop(0)
+        if info.name in seen:
+            continue
+        seen.add(info.name)
+        defined.update(info.methods, info.attr_kinds, info.attr_classes)
+        defined.update(t.id for stmt in info.node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
+                       for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name))
+        pending.extend(index.classes[name] for name in info.local_bases if name in index.classes)
+        for base in info.base_names:
+            if imported is None and base and base.lstrip(".").split(".", 1)[0] not in _SKIPPED_ROOTS and base.split(".")[-1] not in info.local_bases:
+                imported = base
+    return (frozenset(defined), imported) if imported is not None else None
 
 
 def _functions(tree: ast.Module):
