@@ -419,24 +419,32 @@ def test_fix_rewrites_a_helper_called_from_compiled_code_in_another_file(project
     assert "torch.where((scores > 0).sum() == 0, boxes * 0, boxes * 2)" in (project / "pkg" / "ops.py").read_text(encoding="utf-8")
 
 
+def _write_tree(project: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text, encoding="utf-8")
+
+
+MIXIN_PACKAGE = {
+    "pkg/__init__.py": "",
+    "pkg/base.py": (
+        "import warnings\n\n\nclass Mixin:\n    def extended_mask(self, mask, device=None):\n"
+        "        if device is not None:\n            warnings.warn('device is deprecated', FutureWarning)\n"
+        "        return mask[:, None, None, :].float()\n\n    def unused(self, x):\n        return x.sum().item()\n"
+    ),
+    "pkg/model.py": (
+        "from torch import nn\n\nfrom .base import Mixin\n\n\nclass Net(nn.Module, Mixin):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.proj = nn.Linear(4, 4)\n\n    def own(self, x):\n        return x * 2\n\n"
+        "    def forward(self, x, mask):\n        return self.own(self.proj(x)) * self.extended_mask(mask, x.device).sum()\n"
+    ),
+}
+
+
 def test_a_method_inherited_from_a_base_in_another_module_is_analysed_as_compiled(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """transformers' shape: a model's forward calls `self.get_extended_attention_mask(...)`, defined
     on a mixin in `modeling_utils.py`, whose `warnings.warn` dynamo skips (3 graphs, measured with
     this package). Methods the class defines itself, and ones never called, are not followed."""
-    (project / "pkg").mkdir()
-    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
-    (project / "pkg" / "base.py").write_text(
-        "import warnings\n\n\nclass Mixin:\n    def extended_mask(self, mask, device=None):\n"
-        "        if device is not None:\n            warnings.warn('device is deprecated', FutureWarning)\n"
-        "        return mask[:, None, None, :].float()\n\n    def unused(self, x):\n        return x.sum().item()\n",
-        encoding="utf-8",
-    )
-    (project / "pkg" / "model.py").write_text(
-        "from torch import nn\n\nfrom .base import Mixin\n\n\nclass Net(nn.Module, Mixin):\n    def __init__(self):\n"
-        "        super().__init__()\n        self.proj = nn.Linear(4, 4)\n\n    def own(self, x):\n        return x * 2\n\n"
-        "    def forward(self, x, mask):\n        return self.own(self.proj(x)) * self.extended_mask(mask, x.device).sum()\n",
-        encoding="utf-8",
-    )
+    _write_tree(project, MIXIN_PACKAGE)
     _, out, _ = run(capsys, "check", "--format", "json", "pkg")
     assert [(r["path"], r["line"], r["code"], r["function"]) for r in json.loads(out)] == [("pkg/base.py", 7, "GM307", "Mixin.extended_mask")]
     _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
