@@ -163,6 +163,9 @@ _FLAG_FOR = {
 }
 
 
+# Rules whose findings a flag silences in part (the analysis drops GM203's int()/float()/bool() with
+# capture_scalar_outputs set, not its math.*), and whose finding's node is the captured value.
+_PARTLY_REMOVED_BY = {"GM203": SCALAR_FLAG}
 # The conversions capture_scalar_outputs traces as symbolic numbers (GM203 also covers `math.*`,
 # which still breaks with the flag: measured on torch 2.13).
 _CAPTURED_CONVERSIONS = frozenset({"builtins.int", "builtins.float", "builtins.bool"})
@@ -212,7 +215,7 @@ def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
     controller, a claim dynamo did not confirm)."""
     for other in ctx.result.findings:
         rule = RULES_BY_CODE.get(other.code)
-        if rule is None or flag not in (rule.removed_by_flag, _FLAG_FOR.get(other.code)):
+        if rule is None or flag not in (rule.removed_by_flag, _PARTLY_REMOVED_BY.get(other.code)):
             continue
         node = ctx.node_for(other)
         use = breaking_use(ctx, node, flag) if node is not None else None
