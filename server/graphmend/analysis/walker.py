@@ -277,7 +277,11 @@ class FunctionWalker:
             return EagerPoint(caller.function, self.module.source.span(caller.site))
         # Only a loop, `try` or `with` here is known to stop this very frame: a rule's own
         # frame-skip may stop the caller's (a module built in forward: its __init__ then runs as a
-        # frame of its own, and dynamo traces on in it).
+        # frame of its own, and dynamo traces on in it). A break dynamo cannot resume after (`x in
+        # t`, a slice by a tensor) runs the rest of this function eagerly, in its own frame or as
+        # part of the caller's eager rest.
+        if amplifier is None and effect is Effect.RESUME_FAILS and caller is None:
+            return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
         if amplifier is None or amplifier.kind == "caller" or not amplifier.certain:
             return None
         if self.arms and not self._arm_holds(amplifier):

@@ -182,6 +182,24 @@ class TensorToString(Rule):
                     ctx.report(self, node, effect=Effect.FRAME_SKIP)
 
 
+class TensorMembership(Rule):
+    """`x in t` / `x not in t` with a tensor `t`: Tensor.__contains__ reads the answer out of the
+    tensor with `.item()` (transformers' padding warning: `pad_token_id in input_ids[:, [-1, 0]]`).
+    A membership test on a shape, a list or a dict of tensors is Python's and does not break.
+    The `.item()` breaks inside `__contains__`, a Python function of torch's that dynamo inlines,
+    and dynamo cannot resume there: it runs the rest of the function eagerly (measured, torch 2.13)."""
+
+    code = "GM209"
+    node_types = (ast.Compare,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Compare)
+        for op, right in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.In, ast.NotIn)) and is_tensor(ctx.kind(right)):
+                ctx.report(self, node, effect=Effect.RESUME_FAILS)
+                return
+
+
 _INTEGRAL_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort", "nonzero", "count_nonzero"})
 
 

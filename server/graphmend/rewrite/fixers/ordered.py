@@ -43,7 +43,7 @@ MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "pop", "po
 
 
 class OrderedEffectFixer:
-    codes = frozenset({"GM301", "GM305", "GM306", "GM307", "GM101", "GM104", "GM201", "GM203", "GM207"})
+    codes = frozenset({"GM301", "GM305", "GM306", "GM307", "GM101", "GM104", "GM201", "GM203", "GM207", "GM209"})
     safety = Safety.SAFE
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
