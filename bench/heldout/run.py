@@ -37,7 +37,10 @@ Method, per case and per variant (original, hand rewrite, graphmend-fixed copy):
 - Sites removed, for the hand rewrite and for graphmend alike, are counted as
   max(0, sites(original) - sites(variant)): line numbers of a hand rewrite cannot be mapped back, and
   counting keeps the two measures comparable. For graphmend the JSON also lists, per original site,
-  whether dynamo still breaks at the line the diff maps it to (`gm_site_map`).
+  whether dynamo still breaks at the line the diff maps it to (`gm_site_map`). The fix summary's claim
+  is compared with the sites gone on the normal inputs plus those gone on the path that raises
+  (`gone_error_paths`): a print or check moved out of a "stopping training" branch is a break
+  removed that the normal inputs never reach.
 - A variant "behaves the same" when its eager run matches the original's eager run and its compiled
   run matches the original's compiled run. A graphmend-fixed file that does not is CHANGED and none
   of its removed sites count.
@@ -594,7 +597,7 @@ def _run_worker(name: str, inductor: bool) -> dict:
         gm["changed_source"] = before != after
         gm["diff_lines"] = sum(1 for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="") if line[:1] in "+-" and line[:3] not in ("+++", "---"))
         if error is None and not gm["changed_source"]:
-            gm.update(sites=result["sites"], same=True, differences=[], removed=0, gone=0, site_map={})
+            gm.update(sites=result["sites"], same=True, differences=[], removed=0, gone=0, gone_error_paths=0, site_map={})
         elif error is None:
             try:
                 _, fixed_runs = variant(fixed_path, ("eager", "counting"), calls)
@@ -615,6 +618,9 @@ def _run_worker(name: str, inductor: bool) -> dict:
                     differences=diffs[:8],
                     removed=max(0, n_sites - len(fixed_sites)) if not diffs else 0,
                     gone=max(0, n_sites - len(fixed_sites)),  # what dynamo no longer reports, whatever else changed
+                    # and on the path that raises: a fix summary also counts the prints and checks
+                    # it moved there (a loss's "stopping training" branch)
+                    gone_error_paths=max(0, len(result["error_path_sites"]) - len(fixed_runs["counting"]["fail_sites"])),
                     site_map=site_map,
                 )
             except Exception as exc:
@@ -719,8 +725,10 @@ def summarize(results: list[dict]) -> dict:
         "graphmend_changed_values": [
             r["case"] for r in ok if r["graphmend"].get("changed_source") and r["graphmend"].get("values_same") is False
         ],
+        "graphmend_gone_error_paths": sum(r["graphmend"].get("gone_error_paths", 0) for r in ok),
         "claimed_more_than_gone": [
-            r["case"] for r in ok if (r["graphmend"].get("claimed") or 0) > r["graphmend"].get("gone", 0)
+            r["case"] for r in ok
+            if (r["graphmend"].get("claimed") or 0) > r["graphmend"].get("gone", 0) + r["graphmend"].get("gone_error_paths", 0)
         ],
         "graphmend_touched": sum(1 for r in ok if r["graphmend"].get("changed_source")),
         "hand_differs": [r["case"] for r in ok if r.get("hand") and not r["hand"]["same"]],
@@ -795,7 +803,7 @@ def main(argv: list[str] | None = None) -> int:
         f"hand rewrites ({summary['hand_cases']} cases) remove {summary['hand_removed']}; "
         f"graphmend fix --fix-level {summary['fix_level']} removes {summary['graphmend_removed']} with the same behaviour "
         f"(touched {summary['graphmend_touched']} files; its summaries claim {summary['graphmend_claimed']}, dynamo sees "
-        f"{summary['graphmend_gone']} gone); "
+        f"{summary['graphmend_gone']} gone, {summary['graphmend_gone_error_paths']} more on the paths that raise); "
         f"graphmend/hand = {ratio}; graphmend changed behaviour in {len(summary['graphmend_changed_behaviour'])} case(s)"
         + (f": {', '.join(summary['graphmend_changed_behaviour'])}" if summary["graphmend_changed_behaviour"] else "")
     )
