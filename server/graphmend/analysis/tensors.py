@@ -718,6 +718,19 @@ def element_kind(iter_kind: Kind, node: ast.expr, evaluator: Evaluator) -> Kind 
     return unpack_kind(iter_kind)
 
 
+def _moves_only(call: ast.Call) -> bool:
+    """`.to(x.device)`, `.to("cuda")`, `.to(device=d, non_blocking=True)`: a copy to a device, same dtype."""
+    device_keywords = {"device", "non_blocking", "copy", "memory_format"}
+    if any(k.arg not in device_keywords for k in call.keywords) or len(call.args) > 1:
+        return False
+    if not call.args:
+        return any(k.arg == "device" for k in call.keywords)
+    device = call.args[0]
+    return (isinstance(device, ast.Attribute) and device.attr == "device") or (
+        isinstance(device, ast.Constant) and isinstance(device.value, str) and device.value.split(":")[0] in ("cpu", "cuda", "mps", "xpu", "meta")
+    )
+
+
 def tensor_method_kind(
     method: str, call: ast.Call, receiver: Kind, arg_kinds: list[Kind], qualname: Callable[[ast.AST], str | None]
 ) -> Kind:
@@ -735,6 +748,8 @@ def tensor_method_kind(
     boolean = method in BOOL_METHODS or (receiver in BOOL_KINDS and method in DTYPE_PRESERVING)
     if method in ("to", "type") and call.args:
         boolean = qualname(call.args[0]) in BOOL_DTYPES or (boolean and arg_kinds[0] is not Kind.PY)
+    if method == "to" and receiver in BOOL_KINDS and _moves_only(call):
+        boolean = True  # `mask.to(x.device)` is still a mask
     if _dtype_keyword(call, qualname) in BOOL_DTYPES:
         boolean = True
     if method in FULL_REDUCTIONS:
