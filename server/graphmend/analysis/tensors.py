@@ -718,7 +718,7 @@ def element_kind(iter_kind: Kind, node: ast.expr, evaluator: Evaluator) -> Kind 
     return unpack_kind(iter_kind)
 
 
-def _moves_only(call: ast.Call) -> bool:
+def moves_only(call: ast.Call) -> bool:
     """`.to(x.device)`, `.to("cuda")`, `.to(device=d, non_blocking=True)`: a copy to a device, same dtype."""
     device_keywords = {"device", "non_blocking", "copy", "memory_format"}
     if any(k.arg not in device_keywords for k in call.keywords) or len(call.args) > 1:
@@ -748,7 +748,7 @@ def tensor_method_kind(
     boolean = method in BOOL_METHODS or (receiver in BOOL_KINDS and method in DTYPE_PRESERVING)
     if method in ("to", "type") and call.args:
         boolean = qualname(call.args[0]) in BOOL_DTYPES or (boolean and arg_kinds[0] is not Kind.PY)
-    if method == "to" and receiver in BOOL_KINDS and _moves_only(call):
+    if method == "to" and receiver in BOOL_KINDS and moves_only(call):
         boolean = True  # `mask.to(x.device)` is still a mask
     if _dtype_keyword(call, qualname) in BOOL_DTYPES:
         boolean = True

@@ -25,7 +25,7 @@ from .kinds import TENSOR_KINDS, Kind, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
-from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, unpack_kind
+from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, unpack_kind
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
@@ -131,10 +131,25 @@ class FunctionWalker:
         for special in (args.vararg, args.kwarg):
             if special is not None:
                 self.evaluator.env[special.arg] = Kind.UNKNOWN
+        self.mask_params |= self._inverted_mask_indices({a.arg for a in positional + args.kwonlyargs})
         if needs_evidence:
             text = self.module.source.text_of(self.function)
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.evaluator.env[name] = Kind.TENSOR
+
+    def _inverted_mask_indices(self, params: set[str]) -> set[str]:
+        """Mask-named parameters, annotated or not, that the function inverts inside an index
+        (`x[~audio_token_mask]`): `~` of an integer tensor would index with negative numbers, so the
+        parameter is a boolean mask (higgs-audio's decoder layer, `audio_token_mask: Optional[Tensor]`).
+        An annotation alone says nothing of the dtype: transformers' attention masks are 0/1 integers."""
+        found: set[str] = set()
+        for node in ast.walk(self.function):
+            if isinstance(node, ast.Subscript):
+                for part in ast.walk(node.slice):
+                    if (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) and isinstance(part.operand, ast.Name)
+                            and part.operand.id in params and MASK_NAME.match(part.operand.id)):
+                        found.add(part.operand.id)
+        return found
 
     def _evidence_call(self, callee: str) -> bool:
         """Whether passing a value to `callee` (dotted source text) shows the value is a tensor:
@@ -173,8 +188,15 @@ class FunctionWalker:
         if not (isinstance(node, ast.Name) and node.id in self.mask_params and self.kind(node) in (Kind.TENSOR, Kind.UNKNOWN)):
             return False
         if self._rebound_mask_params is None:  # once per function, and only where a mask name is used
+            moved = {  # `m = m.to(x.device)`: the same mask on another device
+                id(stmt.targets[0]) for stmt in ast.walk(self.function)
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "to"
+                and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == stmt.targets[0].id and moves_only(stmt.value)
+            }
             self._rebound_mask_params = {
-                n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and n.id in self.mask_params and not isinstance(n.ctx, ast.Load)
+                n.id for n in ast.walk(self.function)
+                if isinstance(n, ast.Name) and n.id in self.mask_params and not isinstance(n.ctx, ast.Load) and id(n) not in moved
             }
         return node.id not in self._rebound_mask_params
 

@@ -44,7 +44,8 @@ class BooleanMaskIndex(Rule):
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
-            if ctx.kind(part) in BOOL_KINDS or ctx.named_mask(part):
+            inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) else part
+            if ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner):  # `x[~mask]` selects as `x[mask]` does
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
 
