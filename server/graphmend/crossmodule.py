@@ -117,7 +117,8 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
         return {}
     import jedi  # imported lazily: a few hundred ms, only once a document has such calls
 
-    root = next((r for r in roots if _inside(path, r)), path.parent)
+    here = path.resolve()
+    root = next((r for r, resolved in zip(roots, resolved_roots) if here.is_relative_to(resolved)), path.parent)
     script = jedi.Script(code=text, path=str(path), project=jedi.Project(path=str(root)))
     targets: dict[Path, dict[str, str]] = {}
     for site in sites:
@@ -130,7 +131,7 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
             if name.type != "function" or module_path is None:
                 continue
             target = Path(module_path).resolve()
-            if target == path.resolve() or not any(target.is_relative_to(r) for r in resolved_roots):
+            if target == here or not any(target.is_relative_to(r) for r in resolved_roots):
                 continue
             qualified = _qualified(name)
             if qualified is None:
@@ -146,14 +147,6 @@ def _qualified(name) -> str | None:
         return None
     qualified = full[len(module) + 1 :]
     return qualified if qualified.count(".") <= 1 else None  # functions and methods of top-level classes
-
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(root.resolve())
-    except ValueError:
-        return False
-    return True
 
 
 def _may_lead_inside(imported: str, path: Path, resolved_roots: list[Path]) -> bool:

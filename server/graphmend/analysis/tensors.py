@@ -116,9 +116,9 @@ TORCH_BOOL_FUNCTIONS = frozenset(
         "logical_not", "logical_xor", "isclose", "isin", "signbit", "all", "any",
     }
 )
-# torch functions that return something shaped and typed like their first tensor argument.
 # Functions that join a sequence of tensors into one of their common dtype.
 JOINING_FUNCTIONS = frozenset(f"torch.{name}" for name in ("cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack"))
+# torch functions that return something shaped and typed like their first tensor argument.
 TORCH_LIKE_FIRST = frozenset({"zeros_like", "ones_like", "empty_like", "tril", "triu", "clone", "flip", "roll"})
 TORCH_SCALAR_FUNCTIONS = frozenset({"dot", "vdot", "trace", "det", "logdet", "scalar_tensor"})
 TORCH_TENSOR_SUBMODULES = ("torch.nn.functional.", "torch.linalg.", "torch.fft.", "torch.special.", "torch.nn.init.")

@@ -142,12 +142,15 @@ class FunctionWalker:
         (`x[~audio_token_mask]`): `~` of an integer tensor would index with negative numbers, so the
         parameter is a boolean mask (higgs-audio's decoder layer, `audio_token_mask: Optional[Tensor]`).
         An annotation alone says nothing of the dtype: transformers' attention masks are 0/1 integers."""
+        params = {name for name in params if MASK_NAME.match(name)}
         found: set[str] = set()
+        if not params:  # most functions: no walk (this runs for every function, on every keystroke)
+            return found
         for node in ast.walk(self.function):
             if isinstance(node, ast.Subscript):
                 for part in ast.walk(node.slice):
                     if (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) and isinstance(part.operand, ast.Name)
-                            and part.operand.id in params and MASK_NAME.match(part.operand.id)):
+                            and part.operand.id in params):
                         found.add(part.operand.id)
         return found
 
@@ -302,13 +305,11 @@ class FunctionWalker:
         # frame of its own, and dynamo traces on in it). A break dynamo cannot resume after (`x in
         # t`, a slice by a tensor) runs the rest of this function eagerly, in its own frame or as
         # part of the caller's eager rest.
-        if amplifier is None and effect is Effect.RESUME_FAILS and caller is None:
-            return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
-        if amplifier is None or amplifier.kind == "caller" or not amplifier.certain:
-            return None
-        if self.arms and not self._arm_holds(amplifier):
-            return None
-        return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
+        if amplifier is None:
+            this_frame = effect is Effect.RESUME_FAILS and caller is None
+        else:
+            this_frame = amplifier.kind != "caller" and amplifier.certain and (not self.arms or self._arm_holds(amplifier))
+        return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None) if this_frame else None
 
     def _arm_holds(self, amplifier: Amplifier) -> bool:
         """Whether the innermost undecided arm holds the loop (`try`, `with`) that makes this break

@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..quoting import excerpt
 from .context import FixContext
 
 _NUMBER_CALLS = frozenset({"builtins.int", "builtins.float", "builtins.abs", "builtins.round", "builtins.min", "builtins.max", "builtins.len"})
@@ -145,4 +146,4 @@ def _checked(ctx: FixContext, compare: ast.Compare) -> bool:
 
 def _unproven(ctx: FixContext, node: ast.AST) -> BreakingUse:
     statement = ctx.statement_of(node) or node
-    return BreakingUse(getattr(statement, "lineno", 0), ctx.code(statement).splitlines()[0].strip()[:60])
+    return BreakingUse(getattr(statement, "lineno", 0), excerpt(ctx.code(statement).splitlines()[0], 60))
