@@ -33,10 +33,13 @@ def {helper}(fn):
     so the caller stays one graph and `fn` still runs in program order with the same values (its
     prints, logs, warnings and checks happen as before); outside torch.compile, call `fn` itself.
     A parameter annotated `object` is only formatted by `fn`: it is passed as the tensor, number or
-    bool it holds, or as its text; one annotated `Tensor | int | float | bool | str | None` is
-    passed as the one of those it holds. On a torch without ordered custom ops, or for values the
-    op's types do not admit, `fn` is called itself (the graph break stays, and so does the behaviour)."""
+    bool it holds, or as its text (a list, tuple or dict holding tensors as its text with a slot
+    per tensor, filled with the tensor's text when the op runs); one annotated
+    `Tensor | int | float | bool | str | None` is passed as the one of those it holds. On a torch
+    without ordered custom ops, or for values the op's types do not admit, `fn` is called itself
+    (the graph break stays, and so does the behaviour)."""
     import functools
+    import re
     import types
     import typing
 
@@ -63,9 +66,9 @@ def {helper}(fn):
             # Every op also "writes" one token tensor, so each op reads what the one before wrote:
             # inductor (torch 2.13) may reorder two ops with only an ORDERED effect in between.
             schema = {torch}.library.infer_schema(variant, mutates_args=())
-            schema = "(Tensor(a!) graphmend_token" + (", " if schema[1] != ")" else "") + schema[1:]
+            schema = "(Tensor(a!) graphmend_token, " + schema[1:].replace(") ->", (", " if schema[1] != ")" else "") + "Tensor[] graphmend_tensors) ->", 1)
             op = {torch}.library.custom_op(
-                f"{{base}}_{{number}}", lambda _token, *args, _run=variant: _run(*args), mutates_args=("graphmend_token",), schema=schema, tags=tags
+                f"{{base}}_{{number}}", lambda _token, *args, _run=variant: _run(*fill(*args)), mutates_args=("graphmend_token",), schema=schema, tags=tags
             )
             op.register_fake(lambda *args, **kwargs: None)
             op.register_effect(EffectType.ORDERED)
@@ -73,13 +76,59 @@ def {helper}(fn):
     except Exception:  # an older torch
         return fn
 
+    # Private-use characters, each the place of one value in a container's text, filled in when
+    # the op runs: a tensor's text, or a number's (passed as a 0-d tensor, since it may be symbolic).
+    slots = {{"\ue000": repr, "\ue001": lambda t: repr(bool(t)), "\ue002": lambda t: repr(int(t)), "\ue003": lambda t: repr(float(t))}}
+    dtypes = {{"\ue001": {torch}.bool, "\ue002": {torch}.int64, "\ue003": {torch}.float64}}
+
+    def text_of(value, tensors):
+        """`repr(value)` with a slot per tensor or number (its value appended to `tensors`), or None."""
+        if isinstance(value, {torch}.Tensor):
+            tensors.append(value)
+            return "\ue000"
+        for slot, kind in (("\ue001", bool), ("\ue002", int), ("\ue003", float)):
+            if type(value) is kind and (kind is not int or -(2**63) <= value < 2**63):
+                tensors.append({torch}.scalar_tensor(value, dtype=dtypes[slot]))
+                return slot
+        if type(value) in (list, tuple):
+            parts = [text_of(item, tensors) for item in value]
+            if None in parts:
+                return None
+            inner = ", ".join(parts) + ("," if type(value) is tuple and len(parts) == 1 else "")
+            return ("[%s]" if type(value) is list else "(%s)") % inner
+        if type(value) is dict:
+            keys = [repr(key) if type(key) in (str, int, bool) or key is None else None for key in value]
+            items = [text_of(item, tensors) for item in value.values()]
+            if None in keys or None in items or any(s in k for k in keys for s in slots):
+                return None
+            return "{{" + ", ".join(k + ": " + v for k, v in zip(keys, items)) + "}}"
+        if value is None or type(value) is str:
+            text = repr(value)
+            return None if any(s in text for s in slots) else text
+        return None
+
+    def fill(*args):
+        """The op's arguments, the texts of the values it was given put into their texts' slots."""
+        *arguments, tensors = args
+        if tensors:
+            values = iter(tensors)
+            put = lambda match: slots[match.group()](next(values))  # noqa: E731
+            arguments = [re.sub("[\ue000-\ue003]", put, a) if isinstance(a, str) else a for a in arguments]
+        return arguments
+
     @functools.wraps(fn)
     def call(*args):
         if not {torch}.compiler.is_compiling():
             return fn(*args)
-        arguments, number = list(args), 0
+        arguments, number, tensors = list(args), 0, []
         for position, value in enumerate(args):  # decided while tracing, free afterwards
-            if position in texts:
+            if position in texts and type(value) in (list, tuple, dict):
+                text = text_of(value, tensors)
+                if text is None:
+                    return fn(*args)  # a container the op could not take: call it (the break stays)
+                kind, arguments[position] = 0, text
+                number += kind * len(kinds) ** texts.index(position)
+            elif position in texts:
                 if value is None or isinstance(value, {torch}.Tensor):
                     kind = 1
                 elif isinstance(value, (bool, {torch}.SymBool)):
@@ -90,12 +139,14 @@ def {helper}(fn):
                     kind = 3
                 elif position in values and not isinstance(value, str):
                     return fn(*args)  # a value of another type: the op could not take it
+                elif any(s in str(value) for s in slots):
+                    return fn(*args)  # text that holds the slot character itself
                 else:
                     kind, arguments[position] = 0, str(value)
                 number += kind * len(kinds) ** texts.index(position)
             elif not isinstance(value, accepted[position]):
                 return fn(*args)
-        return ops[number](token, *arguments)
+        return ops[number](token, *arguments, tensors)
 
     return call
 '''
