@@ -1,6 +1,6 @@
 """Source text quoted inside a message: one line, and cut where a reader sees that it was cut.
 
-Reasons and titles quote the code they are about (`the mask \`target != ignore\` is ...`). Long
+Reasons and titles quote the code they are about (the mask `target != ignore` is ...). Long
 expressions used to be sliced at a fixed width, which left a message ending mid-name
 (`loop_attr[edge_index[0][inv_ma`), a quote a reader takes for the real code. Here the text is put
 on one line, cut at the last token boundary before the width, and marked with an ellipsis.

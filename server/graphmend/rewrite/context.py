@@ -1,11 +1,11 @@
 """Everything a fixer needs about one file, and the libcst machinery to change one function of it.
 
 Fixers decide on `ast` (where the analysis's facts live: kinds per node, the module index) and
-change code with libcst, scoped to the enclosing function: only that function's text is parsed
-(inside an `if True:` line so its indentation stays valid), transformed and rendered, so a fix
-costs milliseconds and everything outside the changed statements keeps its exact formatting and
-comments. Nodes are matched between the two trees by their exact source span (both libcst's
-PositionProvider and `ast` exclude parentheses).
+change code with libcst, scoped to the enclosing function (cst_function.py): only that function's
+text is parsed, and only the statements a fix touches are rendered, so a fix costs milliseconds and
+everything outside the changed statements keeps its exact formatting and comments. Nodes are
+matched between the two trees by their exact source span (both libcst's PositionProvider and `ast`
+exclude parentheses).
 """
 
 from __future__ import annotations
@@ -14,44 +14,21 @@ import ast
 import bisect
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TypeVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ..analysis import AnalysisResult
 from ..analysis.kinds import Kind
 from ..analysis.source import SourceFile
 from ..findings import Edit, Finding, Span
 from ..quoting import excerpt
-from ..textedits import changed_lines_edit
+from .cst_function import ParsedFunction, parse_function
 from .model import DeclineError
 
 CstNodeT = TypeVar("CstNodeT", bound=cst.CSTNode)
 
 T = TypeVar("T")
-
-_WRAPPER = "if True:\n"
-
-
-@dataclass
-class _ParsedFunction:
-    first_line: int  # original line of the first parsed line (a decorator or the def)
-    text: str  # the function's original text (whole lines)
-    wrapper: MetadataWrapper
-    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]]  # lines relative to the text
-    prefix: str  # the `if True:` line put in front of an indented function, or ""
-
-    def nodes_at(self, span: Span) -> list[cst.CSTNode]:
-        shift = self.first_line - 1
-        return self.by_span.get((span.start_line - shift, span.start_col, span.end_line - shift, span.end_col), [])
-
-
-# libcst trees are immutable: a function whose text did not change since the last analysis (the
-# engine re-analyses after every round of fixes elsewhere in the file) is not parsed again.
-_PARSE_CACHE: dict[str, tuple[MetadataWrapper, dict[tuple[int, int, int, int], list[cst.CSTNode]]]] = {}
-_PARSE_CACHE_SIZE = 64
 
 
 class FixContext:
@@ -70,7 +47,7 @@ class FixContext:
         self._by_line: dict[int, list[ast.AST]] = {}
         self._indexed: set[int] = set()  # positions in tree.body already indexed
         self._starts: list[int] | None = None
-        self._functions: dict[int, _ParsedFunction] = {}
+        self._functions: dict[int, ParsedFunction] = {}
         self._by_span: dict[int, dict[Span, list[ast.AST]]] = {}
         self._memo: dict[tuple, object] = {}
         self._statements: dict[int, ast.stmt | None] = {}  # id(expression) -> its statement (statement_of)
@@ -319,24 +296,10 @@ class FixContext:
         return Edit(Span(line, 0, line, 0), "import torch\n")
 
     # -- the libcst side --------------------------------------------------------------------------
-    def _parsed(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> _ParsedFunction:
-        cached = self._functions.get(id(function))
-        if cached is not None:
-            return cached
-        first = min([function.lineno] + [d.lineno for d in function.decorator_list])
-        last = function.end_lineno or function.lineno
-        text = "\n".join(self.source.lines[first - 1 : last]) + "\n"
-        # An indented function (a method) is parsed under an `if True:` line; a top-level one as is.
-        prefix = _WRAPPER if text[:1].isspace() else ""
-        cached_parse = _PARSE_CACHE.get(prefix + text)
-        if cached_parse is None:
-            cached_parse = _parse_function(prefix, text)
-            if len(_PARSE_CACHE) >= _PARSE_CACHE_SIZE:
-                _PARSE_CACHE.pop(next(iter(_PARSE_CACHE)))
-            _PARSE_CACHE[prefix + text] = cached_parse
-        wrapper, by_span = cached_parse
-        parsed = _ParsedFunction(first, text, wrapper, by_span, prefix)
-        self._functions[id(function)] = parsed
+    def _parsed(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ParsedFunction:
+        parsed = self._functions.get(id(function))
+        if parsed is None:
+            parsed = self._functions[id(function)] = parse_function(self.source.lines, function)
         return parsed
 
     def cst_node(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: ast.AST, kind: type[CstNodeT]) -> CstNodeT:
@@ -349,7 +312,7 @@ class FixContext:
 
     def render(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: cst.CSTNode) -> str:
         """A libcst node's source in the style (indentation, line breaks) of `function`'s file."""
-        return self._parsed(function).wrapper.module.code_for_node(node)
+        return self._parsed(function).module.code_for_node(node)
 
     def rewrite(
         self,
@@ -357,15 +320,7 @@ class FixContext:
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel],
     ) -> Edit:
         """Apply node replacements inside one function and return the (minimal) text edit."""
-        parsed = self._parsed(function)
-        transformer = _Replacer(replacements)
-        new_module = parsed.wrapper.module.visit(transformer)
-        if transformer.pending:
-            raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
-        rendered = new_module.code[len(parsed.prefix) :]
-        old_lines = parsed.text.split("\n")
-        new_lines = rendered.split("\n")
-        return changed_lines_edit(parsed.first_line, old_lines, new_lines)
+        return self._parsed(function).rewrite(replacements)
 
 
 def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
@@ -378,36 +333,6 @@ def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> i
     for number in range(base.start_line + 1, line):
         offset += len(lines[number - 1]) + 1
     return offset + column
-
-
-def _parse_function(prefix: str, text: str) -> tuple[MetadataWrapper, dict[tuple[int, int, int, int], list[cst.CSTNode]]]:
-    """libcst tree of one function, and its nodes by span (lines counted from the text's first)."""
-    try:
-        module = cst.parse_module(prefix + text)
-    except cst.ParserSyntaxError as exc:
-        raise DeclineError("unparsable-function", f"libcst cannot parse the enclosing function ({exc.message})") from exc
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    line_shift = -1 if prefix else 0
-    by_span: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
-    for node, where in positions.items():
-        key = (where.start.line + line_shift, where.start.column, where.end.line + line_shift, where.end.column)
-        by_span.setdefault(key, []).append(node)
-    return wrapper, by_span
-
-
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: dict) -> None:  # type: ignore[type-arg]
-        super().__init__()
-        self.replacements = replacements
-        self.pending = set(map(id, replacements))
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
-        replacement = self.replacements.get(original_node)
-        if replacement is None:
-            return updated_node
-        self.pending.discard(id(original_node))
-        return replacement
 
 
 def _binds_torch(alias: ast.alias, torch_name: str) -> bool:
