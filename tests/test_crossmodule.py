@@ -6,10 +6,14 @@ transformers' `models/` spent most of its time there on imports of `...utils` an
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
-from graphmend.crossmodule import _may_lead_inside
+from graphmend import crossmodule
+from graphmend.analysis import analyze_detailed
+from graphmend.crossmodule import _may_lead_inside, call_sites, resolve
+from graphmend.imported_disables import ImportedDisables
 
 
 @pytest.fixture
@@ -39,9 +43,74 @@ def tree(tmp_path: Path) -> Path:
 )
 def test_an_import_is_followed_only_where_it_may_lead_into_the_roots(tree: Path, imported: str, leads_inside: bool) -> None:
     caller = tree / "pkg" / "models" / "a" / "model.py"
-    assert _may_lead_inside(imported, caller, [(tree / "pkg" / "models").resolve()]) is leads_inside
+    assert _may_lead_inside(imported, caller, frozenset([(tree / "pkg" / "models").resolve()])) is leads_inside
 
 
 def test_with_the_whole_package_checked_every_import_of_it_is_followed(tree: Path) -> None:
     caller = tree / "pkg" / "models" / "a" / "model.py"
-    assert _may_lead_inside("...utils.generic.helper", caller, [(tree / "pkg").resolve()])
+    assert _may_lead_inside("...utils.generic.helper", caller, frozenset([(tree / "pkg").resolve()]))
+
+
+MODEL = """import torch
+from torch import nn
+
+try:
+    from .helpers import helper
+except ImportError:
+    helper = None
+if torch.__version__:
+    from . import helpers as helper_module
+from .mixins import MixA, MixB
+scale = helper_module.scale
+
+
+class Base(MixA, MixB):
+    pass
+
+
+class Model(Base, nn.Module):
+    def forward(self, x):
+        x = helper(x) + scale(x)
+        x = helper_module.shift(x)
+        return self.other(self.extended(x))
+
+
+compiled = torch.compile(Model())
+"""
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    (folder / "helpers.py").write_text("def helper(x):\n    return x\n\n\ndef scale(x):\n    return x\n\n\ndef shift(x):\n    return x\n", encoding="utf-8")
+    (folder / "mixins.py").write_text(
+        "class MixA:\n    def extended(self, x):\n        return x\n\n\nclass MixB:\n    def other(self, x):\n        return x\n", encoding="utf-8"
+    )
+    (folder / "model.py").write_text(MODEL, encoding="utf-8")
+    return folder
+
+
+def test_calls_resolve_from_the_imports_alone_as_from_the_whole_file(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """jedi is given the module's import statements and a line per call (`_import_stub`): the
+    targets must be those it finds in the whole file, through try/if blocks, an alias and a
+    method inherited from the second of two imported mixins."""
+    path = package / "model.py"
+    result = analyze_detailed(MODEL, str(path), keep_facts=True)
+    sites = call_sites(result, MODEL)
+    assert len(sites) == 4  # `scale`, bound by an assignment, is not an import: not followed (yet)
+    from_stub = resolve(MODEL, path, [package], sites)
+    monkeypatch.setattr(crossmodule, "_import_stub", lambda text, sites: None)
+    from_file = resolve(MODEL, path, [package], sites)
+    assert from_stub == from_file
+    assert {(p.name, q) for p, found in from_stub.items() for q in found} == {
+        ("helpers.py", "helper"), ("helpers.py", "shift"), ("mixins.py", "MixA.extended"), ("mixins.py", "MixB.other")
+    }
+
+
+def test_a_worker_keeps_one_disable_cache_for_all_its_files() -> None:
+    """The cache travels to worker processes inside every file's configuration; unpickled there,
+    each copy is the process's one cache (a fresh one per file parsed the package again each time)."""
+    sent = pickle.dumps(ImportedDisables())
+    assert pickle.loads(sent) is pickle.loads(sent)

@@ -31,6 +31,7 @@ class CallSite:
     callee: str  # source text of the called expression
     caller: str  # compiled function making the call
     imported: str = ""  # what the call's root name is imported as (`..utils.helper`, `pkg.mod`)
+    bases: tuple[str, ...] = ()  # `self.<method>()`: the imported bases of the class chain, as written
 
 
 def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
@@ -55,7 +56,7 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
                 assert isinstance(func, ast.Attribute)
                 if func.attr not in inherited[0]:
                     span = source.span(func)
-                    sites.append(CallSite(span.end_line, span.end_col - len(func.attr), ast.unparse(func), qualified, inherited[1]))
+                    sites.append(CallSite(span.end_line, span.end_col - len(func.attr), ast.unparse(func), qualified, inherited[1], inherited[2]))
                 continue
             root = func
             while isinstance(root, ast.Attribute):
@@ -75,13 +76,15 @@ def _self_method(func: ast.expr) -> bool:
     return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
 
 
-def _inherited_from(index: ModuleIndex, owner: ClassInfo) -> tuple[frozenset[str], str] | None:
+def _inherited_from(index: ModuleIndex, owner: ClassInfo) -> tuple[frozenset[str], str, tuple[str, ...]] | None:
     """For a class with a base imported from another module (not torch's): the names its in-file
     class chain defines (methods, attributes set in `__init__`), which `self.<name>` then means,
-    and that base's import, which the others may come from. None when every base is in the file
-    or torch's (`nn.Module`'s own methods break nothing worth following)."""
+    the first such base's import, which the others may come from, and every imported base as
+    written in the file. None when every base is in the file or torch's (`nn.Module`'s own
+    methods break nothing worth following)."""
     defined: set[str] = set()
     imported: str | None = None
+    written: list[str] = []
     pending, seen = [owner], set()
     while pending:
         info = pending.pop(0)
@@ -92,10 +95,11 @@ def _inherited_from(index: ModuleIndex, owner: ClassInfo) -> tuple[frozenset[str
         defined.update(t.id for stmt in info.node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name))
         pending.extend(index.classes[name] for name in info.local_bases if name in index.classes)
-        for base in info.base_names:
-            if imported is None and base and base.lstrip(".").split(".", 1)[0] not in _SKIPPED_ROOTS and base.split(".")[-1] not in info.local_bases:
-                imported = base
-    return (frozenset(defined), imported) if imported is not None else None
+        for base, node in zip(info.base_names, info.node.bases):
+            if base and base.lstrip(".").split(".", 1)[0] not in _SKIPPED_ROOTS and base.split(".")[-1] not in info.local_bases:
+                imported = imported or base
+                written.append(ast.unparse(node))
+    return (frozenset(defined), imported, tuple(dict.fromkeys(written))) if imported is not None else None
 
 
 def _functions(tree: ast.Module):
@@ -111,19 +115,21 @@ def _functions(tree: ast.Module):
 def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...]) -> dict[Path, dict[str, str]]:
     """Where each call site goes: {target file: {"helper" or "Class.method": reason}}, for
     targets inside one of the workspace `roots` other than `path` itself."""
-    resolved_roots = [root.resolve() for root in roots]
+    resolved_roots = _resolved(roots)
     sites = tuple(site for site in sites if _may_lead_inside(site.imported, path, resolved_roots))
     if not sites:
         return {}
     import jedi  # imported lazily: a few hundred ms, only once a document has such calls
 
     here = path.resolve()
-    root = next((r for r, resolved in zip(roots, resolved_roots) if here.is_relative_to(resolved)), path.parent)
-    script = jedi.Script(code=text, path=str(path), project=jedi.Project(path=str(root)))
+    root = next((folder for folder in (here, *here.parents) if folder in resolved_roots), path.parent)
+    stub = _import_stub(text, sites)
+    code, places = stub if stub is not None else (text, {site: (site.line, site.column) for site in sites})
+    script = jedi.Script(code=code, path=str(path), project=jedi.Project(path=str(root)))
     targets: dict[Path, dict[str, str]] = {}
     for site in sites:
         try:
-            names = script.goto(site.line, site.column, follow_imports=True)
+            names = script.goto(*places[site], follow_imports=True)
         except Exception:
             continue
         for name in names:
@@ -131,7 +137,7 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
             if name.type != "function" or module_path is None:
                 continue
             target = Path(module_path).resolve()
-            if target == here or not any(target.is_relative_to(r) for r in resolved_roots):
+            if target == here or not _inside(target, resolved_roots):
                 continue
             qualified = _qualified(name)
             if qualified is None:
@@ -139,6 +145,44 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
             reason = f"called from the compiled `{site.caller}` in {path.name} (line {site.line})"
             targets.setdefault(target, {}).setdefault(qualified, reason)
     return targets
+
+
+def _import_stub(text: str, sites: tuple[CallSite, ...]) -> tuple[str, dict[CallSite, tuple[int, int]]] | None:
+    """What jedi needs to resolve the sites, and where each site is in it: the module's top-level
+    statements that import (as written: `if TYPE_CHECKING:` and `try:` blocks whole), then a line
+    per site naming what it calls (`helper`, `module.helper`; for `self.method()` the method on a
+    class with the same imported bases). jedi parses the code it is given before it resolves
+    anything, 0.2 s for a 3,000-line model file, and that parse was most of `check`'s time over
+    transformers' `models/`; the names it resolves are bound by these lines alone. None when the
+    text does not parse (jedi is then given the file)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    lines = text.splitlines()
+    kept: list[str] = []
+    for statement in tree.body:
+        if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(statement)):
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue  # an import inside a function binds nothing at module level
+            kept.extend(lines[statement.lineno - 1 : statement.end_lineno])
+        elif isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.Name, ast.Attribute)):
+            kept.extend(lines[statement.lineno - 1 : statement.end_lineno])  # an alias: `helper = mod.helper`
+    classes: dict[tuple[str, ...], str] = {}
+    for bases in dict.fromkeys(site.bases for site in sites if site.bases):
+        classes[bases] = f"_GraphmendInherits{len(classes)}"
+        kept.append(f"class {classes[bases]}({', '.join(bases)}): ...")
+    places: dict[CallSite, tuple[int, int]] = {}
+    for site in sites:
+        if site.bases:
+            attribute = site.callee.rsplit(".", 1)[-1]
+            expression, column = f"{classes[site.bases]}.{attribute}", len(classes[site.bases]) + 1
+        else:
+            expression = site.callee
+            column = len(expression) - len(expression.rsplit(".", 1)[-1]) if "." in expression else 0
+        kept.append(expression)
+        places[site] = (len(kept), column)
+    return "\n".join(kept) + "\n", places
 
 
 def _qualified(name) -> str | None:
@@ -149,7 +193,7 @@ def _qualified(name) -> str | None:
     return qualified if qualified.count(".") <= 1 else None  # functions and methods of top-level classes
 
 
-def _may_lead_inside(imported: str, path: Path, resolved_roots: list[Path]) -> bool:
+def _may_lead_inside(imported: str, path: Path, resolved_roots: frozenset[Path]) -> bool:
     """Whether the module an import names could lie under one of `roots`: only then is jedi asked.
 
     jedi parses the whole calling file before it resolves anything (0.2 s for a 3,000-line model
@@ -181,9 +225,28 @@ def _may_lead_inside(imported: str, path: Path, resolved_roots: list[Path]) -> b
         if found is not None:
             break
     if found is None:  # an installed or namespace package (absolute), or a name in `base`'s package
-        return not level or any(base.resolve().is_relative_to(root) for root in resolved_roots)
-    found = found.resolve()
-    return any(found.is_relative_to(root) for root in resolved_roots)
+        return not level or _inside(base.resolve(), resolved_roots)
+    return _inside(found.resolve(), resolved_roots)
+
+
+def _resolved(roots: list[Path]) -> frozenset[Path]:
+    """`roots` resolved (a check of a tree passes one root per model folder: hundreds)."""
+    key = tuple(roots)
+    cached = _RESOLVED_ROOTS.get(key)
+    if cached is None:
+        cached = _RESOLVED_ROOTS[key] = frozenset(root.resolve() for root in roots)
+        if len(_RESOLVED_ROOTS) > 8:
+            _RESOLVED_ROOTS.pop(next(iter(_RESOLVED_ROOTS)))
+    return cached
+
+
+_RESOLVED_ROOTS: dict[tuple[Path, ...], frozenset[Path]] = {}
+
+
+def _inside(path: Path, resolved_roots: frozenset[Path]) -> bool:
+    """Whether `path` (resolved) is one of the roots or under one: its folders looked up, not
+    each root tested."""
+    return path in resolved_roots or any(parent in resolved_roots for parent in path.parents)
 
 
 def _import_root(path: Path) -> Path:
