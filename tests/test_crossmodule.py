@@ -93,7 +93,7 @@ def package(tmp_path: Path) -> Path:
 
 
 def test_calls_resolve_from_the_imports_alone_as_from_the_whole_file(package: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """jedi is given the module's import statements and a line per call (`_import_stub`): the
+    """jedi is given the module's import statements and a line per call (`import_header`): the
     targets must be those it finds in the whole file, through try/if blocks, an alias and a
     method inherited from the second of two imported mixins."""
     path = package / "model.py"
@@ -101,7 +101,11 @@ def test_calls_resolve_from_the_imports_alone_as_from_the_whole_file(package: Pa
     sites = call_sites(result, MODEL)
     assert len(sites) == 4  # `scale`, bound by an assignment, is not an import: not followed (yet)
     from_stub = resolve(MODEL, path, [package], sites)
-    monkeypatch.setattr(crossmodule, "_import_stub", lambda text, sites: None)
+
+    def unparsable(tree: object, text: str) -> str:
+        raise ValueError  # as for a file that does not parse: jedi is given the whole file
+
+    monkeypatch.setattr(crossmodule, "import_header", unparsable)
     from_file = resolve(MODEL, path, [package], sites)
     assert from_stub == from_file
     assert {(p.name, q) for p, found in from_stub.items() for q in found} == {

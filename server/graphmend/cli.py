@@ -21,7 +21,7 @@ from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .batch import Job, Result, each_result
 from .config import Config, ConfigError, ConfigResolver, load_config
-from .crossmodule import CallSite, call_sites, resolve
+from .crossmodule import CallSite, call_sites, import_header, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .imported_disables import ImportedDisables
@@ -46,6 +46,7 @@ class FileResult:
     fixes: dict[int, Fix] = field(default_factory=dict)  # by index into `findings`: the safe fix of each
     cells: list[int] | None = None  # a notebook: each finding's cell (its span is in the cell's lines)
     sites: tuple[CallSite, ...] = ()  # calls its compiled code makes to imported names (cross-module)
+    header: str = ""  # its import statements, where it has sites (what jedi resolves them from)
 
     @property
     def fixable(self) -> frozenset[int]:
@@ -61,9 +62,9 @@ def check_file(path: Path, config: Config) -> FileResult:
     if path.suffix == ".ipynb":
         return _check_notebook(path, source.text, config)
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
-    return FileResult(
-        path, result.findings, fixes=safe_fixes(result), sites=call_sites(result, source.text)
-    )
+    sites = call_sites(result, source.text)
+    header = import_header(result.tree, source.text) if sites and result.tree is not None else ""
+    return FileResult(path, result.findings, fixes=safe_fixes(result), sites=sites, header=header)
 
 
 def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
@@ -95,7 +96,7 @@ def safe_fixes(result: AnalysisResult) -> dict[int, Fix]:
     if not candidates or result.tree is None:
         return {}
     context = FixContext(result)
-    planned = {i: plan_fix(result.findings[i], context) for i in candidates}
+    planned = {i: plan_fix(result.findings[i], context, riskier=False) for i in candidates}
     return {i: fix for i, fix in planned.items() if isinstance(fix, Fix)}
 
 
@@ -126,10 +127,9 @@ def check_files_and_entries(
     def with_entries(path: Path) -> Config:
         return replace(own[path], extra_entries=tuple(sorted(entries.get(path, {}).items())))
 
-    max_bytes = max(config.max_file_bytes for config in configs.values())
     pending = results
     for _ in range(MAX_CROSS_MODULE_ROUNDS):
-        grown = _called_from_compiled_code(pending, set(by_path), entries, max_bytes, jobs)
+        grown = _called_from_compiled_code(pending, set(by_path), entries, jobs)
         if not grown:
             break
         pending = _check_each([(results[by_path[t]].path, with_entries(t)) for t in sorted(grown)], jobs, "following calls")
@@ -142,13 +142,13 @@ MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calli
 
 
 def _called_from_compiled_code(
-    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], max_bytes: int, workers: int
+    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], workers: int
 ) -> set[Path]:
     """Add to `entries` the functions of checked files that `results`' compiled code calls (jedi
     resolves each call); the files that gained an entry."""
     grown: set[Path] = set()
     roots = _outermost({p.parent for p in checked})
-    jobs = [(r.path, roots, r.sites, max_bytes) for r in results if r.sites]
+    jobs = [(r.path, roots, r.sites, r.header) for r in results if r.sites]
     for targets in _map(_resolve_job, jobs, workers, "following calls"):
         for target, found in targets.items():
             if target not in checked:
@@ -170,10 +170,9 @@ def _outermost(folders: set[Path]) -> list[Path]:
     return kept
 
 
-def _resolve_job(job: tuple[Path, list[Path], tuple[CallSite, ...], int]) -> dict[Path, dict[str, str]]:
-    path, roots, sites, max_bytes = job
-    source = read_source(path, max_bytes)
-    return {} if source.text is None else resolve(source.text, path, roots, sites)
+def _resolve_job(job: tuple[Path, list[Path], tuple[CallSite, ...], str]) -> dict[Path, dict[str, str]]:
+    path, roots, sites, header = job
+    return resolve("", path, roots, sites, header=header)
 
 
 def _map(function: Callable[[Job], Result], jobs: list[Job], workers: int, label: str) -> list[Result]:

@@ -112,9 +112,10 @@ def _functions(tree: ast.Module):
                     yield f"{statement.name}.{inner.name}", inner
 
 
-def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...]) -> dict[Path, dict[str, str]]:
+def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...], header: str | None = None) -> dict[Path, dict[str, str]]:
     """Where each call site goes: {target file: {"helper" or "Class.method": reason}}, for
-    targets inside one of the workspace `roots` other than `path` itself."""
+    targets inside one of the workspace `roots` other than `path` itself. `header` is the file's
+    `import_header` where the caller has it (else it is computed from `text`)."""
     resolved_roots = _resolved(roots)
     sites = tuple(site for site in sites if _may_lead_inside(site.imported, path, resolved_roots))
     if not sites:
@@ -123,8 +124,12 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
 
     here = path.resolve()
     root = next((folder for folder in (here, *here.parents) if folder in resolved_roots), path.parent)
-    stub = _import_stub(text, sites)
-    code, places = stub if stub is not None else (text, {site: (site.line, site.column) for site in sites})
+    if header is None:
+        try:
+            header = import_header(ast.parse(text), text)
+        except (SyntaxError, ValueError):
+            header = None
+    code, places = _import_stub(header, sites) if header is not None else (text, {site: (site.line, site.column) for site in sites})
     script = jedi.Script(code=code, path=str(path), project=jedi.Project(path=str(root)))
     targets: dict[Path, dict[str, str]] = {}
     for site in sites:
@@ -147,27 +152,29 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     return targets
 
 
-def _import_stub(text: str, sites: tuple[CallSite, ...]) -> tuple[str, dict[CallSite, tuple[int, int]]] | None:
-    """What jedi needs to resolve the sites, and where each site is in it: the module's top-level
-    statements that import (as written: `if TYPE_CHECKING:` and `try:` blocks whole), then a line
-    per site naming what it calls (`helper`, `module.helper`; for `self.method()` the method on a
-    class with the same imported bases). jedi parses the code it is given before it resolves
-    anything, 0.2 s for a 3,000-line model file, and that parse was most of `check`'s time over
-    transformers' `models/`; the names it resolves are bound by these lines alone. None when the
-    text does not parse (jedi is then given the file)."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
+def import_header(tree: ast.Module, text: str) -> str:
+    """The module's top-level statements that import (as written: `if TYPE_CHECKING:` and `try:`
+    blocks whole) and its aliases (`helper = mod.helper`): all that binds the names a call site's
+    root can be (`call_sites` takes only imported roots)."""
     lines = text.splitlines()
     kept: list[str] = []
     for statement in tree.body:
-        if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(statement)):
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue  # an import inside a function binds nothing at module level
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue  # an import inside a function binds nothing at module level
+        if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(statement)) or (
+            isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.Name, ast.Attribute))
+        ):
             kept.extend(lines[statement.lineno - 1 : statement.end_lineno])
-        elif isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.Name, ast.Attribute)):
-            kept.extend(lines[statement.lineno - 1 : statement.end_lineno])  # an alias: `helper = mod.helper`
+    return "".join(line + "\n" for line in kept)
+
+
+def _import_stub(header: str, sites: tuple[CallSite, ...]) -> tuple[str, dict[CallSite, tuple[int, int]]]:
+    """What jedi needs to resolve the sites, and where each site is in it: the file's
+    `import_header`, then a line per site naming what it calls (`helper`, `module.helper`; for
+    `self.method()` the method on a class with the same imported bases). jedi parses the code it
+    is given before it resolves anything, 0.2 s for a 3,000-line model file, and that parse was
+    most of `check`'s time over transformers' `models/`."""
+    kept = header.splitlines()
     classes: dict[tuple[str, ...], str] = {}
     for bases in dict.fromkeys(site.bases for site in sites if site.bases):
         classes[bases] = f"_GraphmendInherits{len(classes)}"

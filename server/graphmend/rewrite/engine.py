@@ -24,12 +24,13 @@ MAX_FIXES_PER_FILE = 500
 STRICT = os.environ.get("GRAPHMEND_STRICT") == "1"  # the test suite: fixer bugs raise
 
 
-def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE) -> Fix | Declined:
+def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE, riskier: bool = True) -> Fix | Declined:
     """The fix for one finding at fix level `level`, or why none applies. With several fixers
     declining, the reason shown is the first one whose pattern matched (a failed precondition
     says more than "not my pattern"); the others stay in `also`. Below the unsafe level, a
     decline names the riskier fix that would apply, so the user knows there is one and what it
-    changes."""
+    changes; `riskier=False` skips looking for it (`check`'s `[*]` needs only whether a fix at
+    `level` exists)."""
     declines: list[Declined] = []
     narrow: list[Declined] = []  # declines of fixers for one special shape of the pattern
     alternative: Fix | None = None
@@ -43,7 +44,7 @@ def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE) -> 
             alternative = alternative or outcome
         else:
             return outcome
-    if alternative is None and level is not Safety.UNSAFE:
+    if alternative is None and level is not Safety.UNSAFE and riskier:
         alternative = _riskier_alternative(finding, ctx, level)
     title, tier = (alternative.title, alternative.safety) if alternative is not None else (None, None)
     specific = [d for d in declines if d.key not in NOT_MY_PATTERN]
