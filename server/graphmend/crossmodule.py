@@ -42,6 +42,7 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
         return ()
     index = result.index
     source = result.source or SourceFile(text)
+    aliases = _import_aliases(result.tree, index)
     sites: list[CallSite] = []
     for qualified, function in _functions(result.tree):
         if qualified not in result.compiled:
@@ -61,15 +62,33 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
             root = func
             while isinstance(root, ast.Attribute):
                 root = root.value
-            if not isinstance(root, ast.Name) or root.id not in index.imports:
+            if not isinstance(root, ast.Name) or (root.id not in index.imports and root.id not in aliases):
                 continue
-            target = index.imports[root.id]
+            target = index.imports.get(root.id) or aliases[root.id]
             if target.split(".", 1)[0] in _SKIPPED_ROOTS:
                 continue
             span = source.span(func)
             column = span.end_col - len(func.attr) if isinstance(func, ast.Attribute) else span.start_col
             sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified, target))
     return tuple(sorted(set(sites), key=lambda s: (s.line, s.column)))
+
+
+def _import_aliases(tree: ast.Module, index: ModuleIndex) -> dict[str, str]:
+    """Module-level names bound to an imported name or an attribute of one (`scale =
+    helpers.scale`): what each stands for, as an import target (`.helpers.scale`)."""
+    aliases: dict[str, str] = {}
+    for statement in tree.body:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+            continue
+        parts: list[str] = []
+        value = statement.value
+        while isinstance(value, ast.Attribute):
+            parts.insert(0, value.attr)
+            value = value.value
+        name = statement.targets[0].id
+        if isinstance(value, ast.Name) and value.id in index.imports and name not in index.imports:
+            aliases[name] = ".".join([index.imports[value.id], *parts])
+    return aliases
 
 
 def _self_method(func: ast.expr) -> bool:
@@ -135,6 +154,8 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     for site in sites:
         try:
             names = script.goto(*places[site], follow_imports=True)
+            if all(name.type == "statement" for name in names):  # `scale = helpers.scale`: its value
+                names = script.infer(*places[site])
         except Exception:
             continue
         for name in names:
