@@ -154,7 +154,7 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     for site in sites:
         try:
             names = script.goto(*places[site], follow_imports=True)
-            if all(name.type == "statement" for name in names):  # `scale = helpers.scale`: its value
+            if names and all(name.type == "statement" for name in names):  # `scale = helpers.scale`: its value
                 names = script.infer(*places[site])
         except Exception:
             continue
