@@ -45,5 +45,6 @@ def test_the_catalogue_has_one_entry_per_rule() -> None:
     entries = catalogue()
     assert set(entries) == {rule.code for rule in ALL_RULES}
     with_calls = {code for code, words in entries.items() if words.calls}
-    assert with_calls == {rule.code for rule in ALL_RULES if isinstance(rule, CallTableRule)}
+    # GM514's table lists context managers: read by the rule itself, since only `with` enters them
+    assert with_calls == {rule.code for rule in ALL_RULES if isinstance(rule, CallTableRule)} | {"GM514"}
     assert all(words.message and words.why and words.fix for words in entries.values())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..config import Config
 from ..findings import Finding, Severity
@@ -34,6 +34,9 @@ class _Work:
     is_entry: bool
     reason: str
     explicit: bool = False  # decorated with or passed to torch.compile (not just a forward)
+    # Parameters some caller passes a tuple or list display of tensors (`(self.padding_total, extra)`):
+    # evidence that outranks an annotation saying numbers (see FunctionWalker._bind_parameters).
+    given_tensor_displays: set[str] = field(default_factory=set)
 
 
 class ModuleAnalysis:
@@ -86,6 +89,7 @@ class ModuleAnalysis:
         *,
         caller: str,
         line: int,
+        given_tensor_displays: frozenset[str] = frozenset(),
     ) -> None:
         """Called by walkers for each call into a function of this module."""
         key = id(function)
@@ -95,10 +99,12 @@ class ModuleAnalysis:
         if pending is not None:
             for name, kind in param_kinds.items():
                 pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
+            pending.given_tensor_displays |= given_tensor_displays
             if pending.amplifier is None:
                 pending.amplifier = amplifier
             return
-        self._push(_Work(function, cls, dict(param_kinds), amplifier, False, f"called from `{caller}` on line {line}"))
+        reason = f"called from `{caller}` on line {line}"
+        self._push(_Work(function, cls, dict(param_kinds), amplifier, False, reason, given_tensor_displays=set(given_tensor_displays)))
 
     def _push(self, work: _Work) -> None:
         if id(work.function) in self._pending or id(work.function) in self._done:
@@ -117,6 +123,7 @@ class ModuleAnalysis:
             is_entry=work.is_entry,
             explicitly_compiled=work.explicit,
             param_kinds=work.param_kinds,
+            given_tensor_displays=frozenset(work.given_tensor_displays),
             caller_amplifier=work.amplifier,
         )
         if self.strict:

@@ -59,6 +59,7 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
         return
     self_name = positional[0].arg
     evaluator = Evaluator(index, cls=info, self_name=self_name)
+    local_functions = {stmt.name: stmt for stmt in _statements(init.body) if isinstance(stmt, ast.FunctionDef)}
     for stmt in _statements(init.body):
         if isinstance(stmt, ast.Assign):
             targets, value = stmt.targets, stmt.value
@@ -71,6 +72,10 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
             continue
         for target in targets:
             if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == self_name:
+                if isinstance(value, ast.Lambda):
+                    info.attr_plain_functions[target.attr] = value
+                elif isinstance(value, ast.Name) and value.id in local_functions:
+                    info.attr_plain_functions[target.attr] = local_functions[value.id]
                 kind = evaluator.visit(value)
                 previous = info.attr_kinds.get(target.attr)
                 info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN

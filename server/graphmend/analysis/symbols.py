@@ -77,6 +77,9 @@ class ClassInfo:
     attr_shape_preserving: set[str] = field(default_factory=set)
     # self.<attr> = nn.ModuleList([InFileClass(...) for ...]) or .append(...)s: the element classes
     attr_element_classes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # self.<attr> = a function defined in __init__, or a lambda: calling it is a Python call whose
+    # result is whatever the function returns, not a submodule's tensor (bit's `compute_padding`)
+    attr_plain_functions: dict[str, ast.FunctionDef | ast.Lambda] = field(default_factory=dict)
     is_module: bool = False
     is_autograd_function: bool = False
 

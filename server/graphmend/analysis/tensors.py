@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from . import torch_api
 from .guards import static_truth
 from .kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, tensor_kind
+from .param_evidence import NOT_A_TENSOR_NAME
 from .symbols import (
     DISABLE_FUNCTIONS,
     JIT_SCRIPT_FUNCTIONS,
@@ -597,6 +598,9 @@ class Evaluator:
                 method = self.index.method(self.cls, func.attr)
                 if method is not None:
                     return annotation_kind(method.returns, self.index)
+                plain = self.cls.attr_plain_functions.get(func.attr)
+                if plain is not None:
+                    return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN
                 if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
                     return Kind.TENSOR  # a submodule or callable set up in __init__
         return Kind.UNKNOWN
@@ -619,8 +623,14 @@ class Evaluator:
                     self.bind(element, self.kind(part), part)
                 return
             unpacked = unpack_kind(kind if isinstance(kind, Kind) else Kind.UNKNOWN)
+            module_result = isinstance(value, ast.Call) and self.kind(value.func) is Kind.MODULE
             for element in elements:
-                if isinstance(element, ast.Starred):
+                if module_result and isinstance(element, ast.Name) and NOT_A_TENSOR_NAME.search(element.id):
+                    # `x, height, width = embedding(x)`: a module that returns several values
+                    # returns a tuple of whatever it likes, and names like these are its sizes
+                    # (pvt, segformer, timesformer); `logits, labels = head(...)` stay tensors
+                    self.bind(element, Kind.UNKNOWN, None)
+                elif isinstance(element, ast.Starred):
                     seq = Kind.TENSORS if unpacked in TENSOR_KINDS else Kind.PY_SEQ if unpacked is Kind.PY else Kind.UNKNOWN
                     self.bind(element.value, seq, None)
                 else:
@@ -701,20 +711,16 @@ def unpack_kind(kind: Kind) -> Kind:
 
 
 def element_kind(iter_kind: Kind, node: ast.expr, evaluator: Evaluator) -> Kind | tuple:
-    """What a `for` target receives from `node`; tuples for `enumerate(...)` and `zip(...)`."""
+    """What a `for` target receives from `node`; tuples for `enumerate(...)` and `zip(...)`,
+    nested as they nest (`for i, (a, b) in enumerate(zip(xs, ys))`: `bind` unpacks each level)."""
     if isinstance(node, ast.Call):
         name = evaluator.qualname(node.func)
         if name == "builtins.range":
             return Kind.PY
         if name == "builtins.enumerate" and node.args:
-            inner = element_kind(evaluator.kind(node.args[0]), node.args[0], evaluator)
-            return (Kind.PY, inner if isinstance(inner, Kind) else Kind.UNKNOWN)
-        if name == "builtins.zip" and node.args:
-            parts = []
-            for arg in node.args:
-                inner = element_kind(evaluator.kind(arg), arg, evaluator)
-                parts.append(inner if isinstance(inner, Kind) else Kind.UNKNOWN)
-            return tuple(parts)
+            return (Kind.PY, element_kind(evaluator.kind(node.args[0]), node.args[0], evaluator))
+        if name == "builtins.zip" and node.args and not any(isinstance(arg, ast.Starred) for arg in node.args):
+            return tuple(element_kind(evaluator.kind(arg), arg, evaluator) for arg in node.args)
     return unpack_kind(iter_kind)
 
 

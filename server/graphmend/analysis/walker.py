@@ -51,6 +51,7 @@ class FunctionWalker:
         is_entry: bool,
         explicitly_compiled: bool = False,
         param_kinds: dict[str, Kind] | None = None,
+        given_tensor_displays: frozenset[str] = frozenset(),
         caller_amplifier: Amplifier | None = None,
         closure: dict[str, Kind] | None = None,
         self_name: str | None = None,
@@ -63,6 +64,11 @@ class FunctionWalker:
         self.is_entry = is_entry
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
+        self.given_tensor_displays = given_tensor_displays
+        # name -> the line from which dynamo receives it as a frame input (see frame_input)
+        self._frame_inputs: dict[str, int] = {}
+        self._stores: dict[str, list[int]] | None = None
+        self._conditional: set[int] | None = None
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
@@ -116,6 +122,12 @@ class FunctionWalker:
                 kind = Kind.UNKNOWN
             if kind is Kind.UNKNOWN:
                 kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
+            elif kind is Kind.PY_SEQ and arg.arg in self.given_tensor_displays:
+                # A caller writes out a tuple of tensors for it: dynamo traces values, and
+                # `paddings: tuple[int, int]` is handed `(self.padding_total, extra)` buffers in
+                # real code (mimi, encodec). Only a display counts: a kind that arrives through
+                # names may itself come from a wrong annotation (swin's `-> tuple[torch.Tensor]`).
+                kind = Kind.TENSORS
             if kind is Kind.UNKNOWN and isinstance(default, ast.Constant) and default.value is not None:
                 kind = Kind.PY
             if arg.annotation is None and (default is None or (isinstance(default, ast.Constant) and default.value is None)) and MASK_NAME.match(arg.arg):
@@ -128,6 +140,8 @@ class FunctionWalker:
                 else:
                     needs_evidence.append(arg.arg)
             self.evaluator.env[arg.arg] = kind
+            if self.is_entry and self.explicitly_compiled:
+                self._frame_inputs[arg.arg] = 0
         for special in (args.vararg, args.kwarg):
             if special is not None:
                 self.evaluator.env[special.arg] = Kind.UNKNOWN
@@ -213,6 +227,58 @@ class FunctionWalker:
             return []
         return self.index.subclass_torch_classes(self.evaluator.cls, node.attr)
 
+    def frame_input(self, node: ast.AST) -> bool:
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == self.evaluator.self_name
+            and node.attr not in self.evaluator.self_attrs
+        ):
+            return True  # a buffer or tensor attribute of the module: lifted as an input
+        if not isinstance(node, ast.Name):
+            return False
+        since = self._frame_inputs.get(node.id)
+        if since is None:
+            return False
+        line = getattr(node, "lineno", 0)
+        return not any(since < bound < line for bound in self._store_lines().get(node.id, ()))
+
+    def _store_lines(self) -> dict[str, list[int]]:
+        """Lines on which each name of the function is bound (computed once, on first need)."""
+        if self._stores is None:
+            self._stores = {}
+            for inner in ast.walk(self.function):
+                if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+                    self._stores.setdefault(inner.id, []).append(inner.lineno)
+        return self._stores
+
+    def _conditional_nodes(self) -> set[int]:
+        """Expressions that may not run when their statement does: the later operands of `and`/`or`,
+        the arms of `a if c else b`, comprehension bodies (phimoe's `if cfg.rope_scaling and seq_len:`
+        breaks on `seq_len` only under some configurations)."""
+        if self._conditional is None:
+            self._conditional = set()
+            for inner in ast.walk(self.function):
+                if isinstance(inner, ast.BoolOp):
+                    parts: list[ast.AST] = list(inner.values[1:])
+                elif isinstance(inner, ast.IfExp):
+                    parts = [inner.body, inner.orelse]
+                elif isinstance(inner, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp, ast.Lambda)):
+                    parts = [inner]
+                else:
+                    continue
+                for part in parts:
+                    self._conditional.update(id(n) for n in ast.walk(part))
+        return self._conditional
+
+    def _note_resume_point(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> None:
+        """After a resumable break at the top level of the function, every bound name reaches the
+        resume function as a frame input (see frame_input)."""
+        if effect is Effect.BREAK and amplifier is None and not self.arms and id(node) not in self._conditional_nodes():
+            line = getattr(node, "lineno", 0)
+            for name in self.evaluator.env:
+                self._frame_inputs[name] = line
+
     def once(self, key: str) -> bool:
         if key in self._once:
             return False
@@ -248,6 +314,10 @@ class FunctionWalker:
         amplifier = self.current_amplifier()
         if amplifier is not None and amplifier.certain and self._resumes_after(node, amplifier):
             amplifier = None
+        if amplifier is not None and effect is Effect.FRAME_SKIP and _enters(amplifier, node):
+            # GM514's context manager itself: its own block is not why it costs the function (an
+            # `open(...)` entered there is different: its break costs the function *because* of that block)
+            amplifier = None
         if amplifier is not None and effect in (Effect.BREAK, Effect.RESUME_FAILS):
             effect = Effect.FRAME_SKIP if amplifier.certain else Effect.MAY_SKIP
         elif amplifier is not None and not (effect is Effect.FRAME_SKIP and amplifier.certain):
@@ -268,6 +338,7 @@ class FunctionWalker:
             )
         sentences.append(rule.fix)
         eager_from = self._eager_from(node, effect, amplifier)
+        self._note_resume_point(node, effect, amplifier)
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -404,11 +475,14 @@ class FunctionWalker:
         if bound:
             params = params[1:]
         kinds: dict[str, Kind] = {}
+        displays: set[str] = set()
         for param, arg, kind in zip(params, call.args, arg_kinds):
             if isinstance(arg, ast.Starred):
                 break
             if kind is not Kind.UNKNOWN:
                 kinds[param.arg] = kind
+            if kind is Kind.TENSORS and isinstance(arg, (ast.Tuple, ast.List)) and not all(map(self.frame_input, arg.elts)):
+                displays.add(param.arg)  # some element is computed in the graph (see frame_input)
         for name, kind in kw_kinds.items():
             if kind is not Kind.UNKNOWN and name != "**":
                 kinds[name] = kind
@@ -424,7 +498,9 @@ class FunctionWalker:
             amplifier = Amplifier(
                 "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional
             )
-        self.module.enqueue(function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno)
+        self.module.enqueue(
+            function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno, given_tensor_displays=frozenset(displays)
+        )
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
         if isinstance(node, ast.Lambda):
@@ -793,3 +869,10 @@ _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handl
 }
 if hasattr(ast, "TryStar"):
     _STATEMENTS[ast.TryStar] = FunctionWalker._try  # type: ignore[attr-defined]
+
+
+def _enters(amplifier: Amplifier, node: ast.AST) -> bool:
+    """Whether `node` is a context manager that the `with` statement behind `amplifier` enters."""
+    return amplifier.kind == "with" and isinstance(amplifier.node, ast.With) and any(
+        item.context_expr is node for item in amplifier.node.items
+    )

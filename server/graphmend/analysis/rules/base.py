@@ -71,6 +71,15 @@ class RuleContext(Protocol):
         nothing declares otherwise (no annotation, no default but None) or rebinds."""
         ...
 
+    def frame_input(self, node: ast.AST) -> bool:
+        """`node` is a name whose value dynamo receives as an input of the frame it is tracing:
+        a parameter of a function passed to torch.compile, a tensor attribute of the module
+        (`self.padding_total`, a buffer), or any name bound before a graph break
+        earlier in the function (the resume function takes the live locals as its inputs) and not
+        rebound since. Dynamo turns a 0-d integer tensor input used as a size into a guarded int
+        without breaking (`F.pad(x, (p, p))`, `torch.arange(p)`; measured on torch 2.13)."""
+        ...
+
     def report(
         self,
         rule: Rule,

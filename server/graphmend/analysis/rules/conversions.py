@@ -115,6 +115,7 @@ _SIZE_FUNCTIONS = {
     "torch.eye": None,
     "torch.arange": None,
     "torch.full": (0,),
+    "torch.nn.functional.pad": (1,),
 }
 _SIZE_METHODS = {
     "view": None,
@@ -131,7 +132,7 @@ _SIZE_METHODS = {
     "chunk": (0,),
     "roll": (0,),
 }
-_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts"}
+_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad"}
 
 
 class TensorAsSize(Rule):
@@ -153,10 +154,22 @@ class TensorAsSize(Rule):
         candidates = [a for i, a in enumerate(node.args) if positions is None or i in positions]
         candidates += [k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS]
         for arg in candidates:
+            if ctx.frame_input(arg):
+                continue  # dynamo guards on an input's value (a tuple input's elements too)
+            if (
+                name == "torch.nn.functional.pad"
+                and not isinstance(arg, (ast.Tuple, ast.List))  # a display: its elements are checked below
+                and arg is not node.args[0]
+                and ctx.kind(arg) is Kind.TENSORS
+            ):
+                # a tuple of tensors as the sizes: `F.pad(x, paddings)` where the callers pass
+                # `(self.padding_total, extra)`, buffers (mimi, encodec): each is read with .item()
+                ctx.report(self, node, size=ctx.snippet(arg))
+                return
             elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
             for element in elements:
                 kind = ctx.kind(element)
-                if is_tensor(kind) and kind not in BOOL_KINDS:
+                if is_tensor(kind) and kind not in BOOL_KINDS and not ctx.frame_input(element):
                     ctx.report(self, node, size=ctx.snippet(element))
                     return
 

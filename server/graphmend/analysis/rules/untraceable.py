@@ -8,10 +8,13 @@ unsupported context managers and a handful of C-implemented standard-library hel
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
+from typing import ClassVar
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..symbols import LOCK_CLASSES, RNN_FLAG
 from .base import Effect, Rule, RuleContext, receiver
+from .catalogue import Example, words_for
 
 
 class DisabledCall(Rule):
@@ -142,19 +145,37 @@ class IdArithmetic(Rule):
 
 
 class UnsupportedContextManager(Rule):
+    """`with` on a lock or on a factory in the catalogue's `[GM514.calls]`.
+
+    Not a CallTableRule: the call itself traces (or is constant-folded); entering it is what
+    dynamo refuses, so only a call that is a `with` item is reported, and the generated examples
+    use it that way.
+    """
+
     code = "GM514"
     effect = Effect.FRAME_SKIP
     statement_types = (ast.With,)
-    unsupported_calls = LOCK_CLASSES | {"torch.random.fork_rng", "torch.device"}
+    table: ClassVar[Mapping[str, str]] = words_for("GM514").calls
 
     def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
         assert isinstance(node, ast.With)
         for item in node.items:
             expr = item.context_expr
             if ctx.kind(expr) is Kind.LOCK or (
-                isinstance(expr, ast.Call) and ctx.qualname(expr.func) in self.unsupported_calls
+                isinstance(expr, ast.Call) and ctx.qualname(expr.func) in (LOCK_CLASSES | self.table.keys())
             ):
                 ctx.report(self, expr)
+
+    def all_examples(self) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
+        generated = tuple(
+            Example(
+                f"import torch\n\n\n@torch.compile\ndef f(x):\n    with {call}:  # expect: {self.code}\n"
+                "        y = x * 2\n    return y + 1\n",
+                note=f"table entry {name}",
+            )
+            for name, call in self.table.items()
+        )
+        return self.breaks + generated, self.ok
 
 
 class AutogradGrad(Rule):
