@@ -118,3 +118,21 @@ def test_a_worker_keeps_one_disable_cache_for_all_its_files() -> None:
     each copy is the process's one cache (a fresh one per file parsed the package again each time)."""
     sent = pickle.dumps(ImportedDisables())
     assert pickle.loads(sent) is pickle.loads(sent)
+
+
+def test_a_package_checked_from_inside_follows_its_absolute_imports_of_itself(tmp_path: Path) -> None:
+    """torchvision's detection models import `from torchvision.ops import boxes as box_ops`; with
+    `check .` run inside `torchvision/`, the folder absolute imports start from is the one above,
+    which jedi must be told of (it missed the three breaks of `ops/boxes.py` the models reach)."""
+    package = tmp_path / "vis"
+    (package / "ops").mkdir(parents=True)
+    (package / "models").mkdir()
+    for folder in (package, package / "ops", package / "models"):
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    (package / "ops" / "boxes.py").write_text("def remove_small(boxes):\n    return boxes\n", encoding="utf-8")
+    model = "import torch\nfrom vis.ops import boxes as box_ops\n\n\n@torch.compile\ndef f(x):\n    return box_ops.remove_small(x)\n"
+    path = package / "models" / "rpn.py"
+    path.write_text(model, encoding="utf-8")
+    sites = call_sites(analyze_detailed(model, str(path), keep_facts=True), model)
+    found = resolve(model, path, [package], sites)
+    assert {(p.name, q) for p, names in found.items() for q in names} == {("boxes.py", "remove_small")}

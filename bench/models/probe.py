@@ -22,6 +22,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+from probe_record import break_record
 from recipes import input_options, small_config
 
 
@@ -76,7 +77,6 @@ def tensors(value: Any) -> list[Any]:
 def breaks(model_type: str, state: Path) -> dict[str, Any]:
     import torch
     import transformers
-    from graphmend.runtime.runner import merge_breaks
     from graphmend.runtime.worker import capture, covered_lines
 
     package = Path(transformers.__file__).resolve().parent
@@ -87,25 +87,7 @@ def breaks(model_type: str, state: Path) -> dict[str, Any]:
         torch.save([t.detach() for t in tensors(eager)], state / f"outputs-{os.environ['GRAPHMEND_VARIANT']}.pt")
         result = capture(model, (), inputs)
         coverage = covered_lines(model, (), inputs, str(package)) if result["error"] is None else {}
-    sites = merge_breaks(result["breaks"], package)
-    return {
-        "graphs": result["graphs"],
-        "error": result["error"],
-        "transformers": transformers.__version__,
-        "breaks": [
-            {
-                "path": str(s.path.relative_to(package)) if s.path.is_relative_to(package) else str(s.path),
-                "line": s.line,
-                "summary": s.summary,
-                "gb_id": s.gb_id,
-                "frame_skip": s.frame_skip,
-            }
-            for s in sites
-        ],
-        "coverage": {
-            str(Path(name).relative_to(package)): lines for name, lines in coverage.items() if Path(name).is_relative_to(package)
-        },
-    }
+    return {"transformers": transformers.__version__, **break_record(result, coverage, package)}
 
 
 def speed(model_type: str, state: Path, repeats: int = 20) -> dict[str, Any]:

@@ -149,7 +149,10 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
         except (SyntaxError, ValueError):
             header = None
     code, places = _import_stub(header, sites) if header is not None else (text, {site: (site.line, site.column) for site in sites})
-    script = jedi.Script(code=code, path=str(path), project=jedi.Project(path=str(root)))
+    # Absolute imports of the checked package by its own name (`from torchvision.ops import boxes`,
+    # checked from inside `torchvision/`) start from the folder above it, which jedi would not search.
+    project = jedi.Project(path=str(root), added_sys_path=[str(_import_root(here))])
+    script = jedi.Script(code=code, path=str(path), project=project)
     targets: dict[Path, dict[str, str]] = {}
     for site in sites:
         try:
