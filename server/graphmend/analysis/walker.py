@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
-from .kinds import TENSOR_KINDS, Kind, join
+from .kinds import TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
@@ -69,6 +70,7 @@ class FunctionWalker:
         self._frame_inputs: dict[str, int] = {}
         self._stores: dict[str, list[int]] | None = None
         self._conditional: set[int] | None = None
+        self._eager_cause: ast.AST | None = None  # the first break that makes dynamo run all of this function eagerly
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
@@ -86,6 +88,7 @@ class FunctionWalker:
         self._bind_parameters()
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
+        self._eager_comprehension_breaks()
         if self.module.keep_kinds:
             self.module.kinds.update(self.evaluator.kinds)
 
@@ -98,6 +101,61 @@ class FunctionWalker:
         if self.is_entry or not self._reported or self._super_init is None:
             return
         self.report(rule, self._super_init, name=self.evaluator.cls.name)
+
+    def _eager_comprehension_breaks(self) -> None:
+        """While dynamo runs this whole function eagerly (`_eager_cause`), Python 3.11 runs each
+        list, set or dict comprehension in it as a frame of its own, which dynamo then compiles
+        alone if the frame holds anything of torch's, and breaks on at once: the frame's input is
+        the loop's iterator, which it cannot iterate ("Missing tp_iternext"; measured on torch
+        2.13: lists, sets, `enumerate`, `zip` and `dict.items()` do; `range` and a tensor do not).
+        torchvision's RPN `filter_proposals` (a loop with a data-dependent `where`) shows it at its
+        `[torch.full(...) for idx, n in enumerate(num_anchors_per_level)]`."""
+        rule = self.rules.by_code.get("GM519")
+        if rule is None or self._eager_cause is None or sys.version_info >= (3, 12):
+            return
+        cause = getattr(self._eager_cause, "lineno", 0)
+        for node in _own_comprehensions(self.function):
+            if self._iterates_natively(node.generators[0].iter) or not self._holds_torch(node):
+                continue
+            outer = self.function_name
+            self.function_name = f"{outer}.<{type(node).__name__.lower()}>"  # the comprehension's own frame
+            try:
+                self.report(rule, node, eager=outer, cause=str(cause))
+            finally:
+                self.function_name = outer
+
+    def _iterates_natively(self, iterable: ast.expr) -> bool:
+        """`range(...)` and tensors: iterators dynamo takes as a frame's input."""
+        if isinstance(iterable, ast.Call) and self.evaluator.qualname(iterable.func) == "builtins.range":
+            return True
+        if isinstance(iterable, ast.GeneratorExp):
+            return True  # a generator: measured, no break
+        return is_tensor(self.evaluator.kind(iterable))
+
+    def _holds_torch(self, node: ast.ListComp | ast.SetComp | ast.DictComp) -> bool:
+        """Whether dynamo would find something of torch's in the comprehension's frame (and so
+        compile it): the `torch` module named in it, or a name of the enclosing function holding a
+        tensor, tensors or a module (`self` of a module; `**kwargs`, which carry the model's inputs)."""
+        kwargs = self.function.args.kwarg.arg if self.function.args.kwarg is not None else None
+        module_self = self.evaluator.cls is not None and self.evaluator.cls.is_module
+        first = node.generators[0].iter  # evaluated outside: the frame gets only its iterator
+        inside = [n for n in ast.walk(node) if n is not node and n is not first]
+        outside = {id(n) for n in ast.walk(first)}
+        # the comprehension's own loop names are not in the frame when dynamo looks at it
+        own = {n.id for generator in node.generators for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
+        for inner in inside:
+            if id(inner) in outside or (isinstance(inner, ast.Name) and inner.id in own):
+                continue
+            if not isinstance(inner, ast.Name):
+                continue
+            if inner.id == kwargs or (module_self and inner.id == self.evaluator.self_name):
+                return True
+            if (self.evaluator.qualname(inner) or "").split(".")[0] == "torch":
+                return True
+            kind = self.evaluator.env.get(inner.id, Kind.UNKNOWN)
+            if is_tensor(kind) or kind in (Kind.TENSORS, Kind.MODULE, Kind.MODULES):
+                return True
+        return False
 
     def _bind_parameters(self) -> None:
         args = self.function.args
@@ -339,6 +397,8 @@ class FunctionWalker:
         sentences.append(rule.fix)
         eager_from = self._eager_from(node, effect, amplifier)
         self._note_resume_point(node, effect, amplifier)
+        if effect is Effect.FRAME_SKIP and self._eager_cause is None and (amplifier is None or (amplifier.kind != "caller" and amplifier.certain)):
+            self._eager_cause = node  # this whole function runs eagerly (see _eager_comprehension_breaks)
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -876,3 +936,21 @@ def _enters(amplifier: Amplifier, node: ast.AST) -> bool:
     return amplifier.kind == "with" and isinstance(amplifier.node, ast.With) and any(
         item.context_expr is node for item in amplifier.node.items
     )
+
+
+def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ListComp | ast.SetComp | ast.DictComp]:
+    """The list, set and dict comprehensions written in `function` itself, outermost first (not
+    those of nested functions or lambdas, nor comprehensions inside comprehensions)."""
+    found: list[ast.ListComp | ast.SetComp | ast.DictComp] = []
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp)):
+                continue
+            if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp)):
+                found.append(child)
+                continue
+            visit(child)
+
+    visit(function)
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))

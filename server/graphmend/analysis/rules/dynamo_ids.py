@@ -55,6 +55,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB0294": "attempted to trace numpy function unsupported by PyTorch",
     "GB4198": "Attempted to copy.deepcopy a tensor",
+    "GB4347": "Missing tp_iternext",
     "GB4695": "torch.jit.script/freeze modules unsupported",
     "GB4841": "Unsupported python_type() call",
     "GB5976": "Data pointer comparison",

@@ -211,3 +211,11 @@ class RecurrentModuleCall(Rule):
         if subclasses:
             names = ", ".join(f"`{name}`" for name, _ in subclasses[:3])
             ctx.report(self, node, module=subclasses[0][1], where=f" in instances of {names}, which set it")
+
+
+class ComprehensionInEagerFunction(Rule):
+    """Reported by the walker once a function is walked (no hook): see
+    FunctionWalker._eager_comprehension_breaks."""
+
+    code = "GM519"
+    effect = Effect.FRAME_SKIP
