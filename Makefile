@@ -11,7 +11,7 @@ JOBS   ?= 2
 
 NPM_STAMP := node_modules/.graphmend-installed
 
-.PHONY: venv demo lint test bench bench-models clean vsix screenshot
+.PHONY: venv demo lint test bench bench-models bench-vision clean vsix screenshot
 
 venv: $(STAMP)
 
@@ -79,6 +79,11 @@ bench: venv
 bench-models: venv
 	$(PY) -m pip install --quiet -e ".[bench]"
 	$(PY) bench/models/run.py --jobs $(JOBS) $(BENCH_ARGS)
+
+# Static recall on timm and torchvision detection models against dynamo (issue 16): the packages
+# are installed apart, under .cache/bench/vision. About 25 minutes on 2 cores.
+bench-vision: venv
+	$(PY) bench/vision/run.py --jobs $(JOBS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis node_modules vscode-extension/dist vscode-extension/out vscode-extension/graphmend.vsix
