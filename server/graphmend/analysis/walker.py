@@ -70,7 +70,8 @@ class FunctionWalker:
         self._frame_inputs: dict[str, int] = {}
         self._stores: dict[str, list[int]] | None = None
         self._conditional: set[int] | None = None
-        self._eager_cause: ast.AST | None = None  # the first break that makes dynamo run all of this function eagerly
+        # breaks that make dynamo run all of this function eagerly, with the `if` arms (line ranges) they are in
+        self._eager_causes: list[tuple[ast.AST, tuple[tuple[int, int], ...]]] = []
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
@@ -103,7 +104,7 @@ class FunctionWalker:
         self.report(rule, self._super_init, name=self.evaluator.cls.name)
 
     def _eager_comprehension_breaks(self) -> None:
-        """While dynamo runs this whole function eagerly (`_eager_cause`), Python 3.11 runs each
+        """While dynamo runs this whole function eagerly (`_eager_causes`), Python 3.11 runs each
         list, set or dict comprehension in it as a frame of its own, which dynamo then compiles
         alone if the frame holds anything of torch's, and breaks on at once: the frame's input is
         the loop's iterator, which it cannot iterate ("Missing tp_iternext"; measured on torch
@@ -111,16 +112,22 @@ class FunctionWalker:
         torchvision's RPN `filter_proposals` (a loop with a data-dependent `where`) shows it at its
         `[torch.full(...) for idx, n in enumerate(num_anchors_per_level)]`."""
         rule = self.rules.by_code.get("GM519")
-        if rule is None or self._eager_cause is None or sys.version_info >= (3, 12):
+        if rule is None or not self._eager_causes or sys.version_info >= (3, 12):
             return
-        cause = getattr(self._eager_cause, "lineno", 0)
         for node in _own_comprehensions(self.function):
             if self._iterates_natively(node.generators[0].iter) or not self._holds_torch(node):
+                continue
+            # a cause counts where the comprehension runs whenever it does: in the same `if` arms
+            # (a break in another arm of qwen3-vl's `if image and video: ... elif image:` does not)
+            cause = next(
+                (c for c, arms in self._eager_causes if all(start <= node.lineno <= end for start, end in arms)), None
+            )
+            if cause is None:
                 continue
             outer = self.function_name
             self.function_name = f"{outer}.<{type(node).__name__.lower()}>"  # the comprehension's own frame
             try:
-                self.report(rule, node, eager=outer, cause=str(cause))
+                self.report(rule, node, eager=outer, cause=str(getattr(cause, "lineno", 0)))
             finally:
                 self.function_name = outer
 
@@ -397,8 +404,14 @@ class FunctionWalker:
         sentences.append(rule.fix)
         eager_from = self._eager_from(node, effect, amplifier)
         self._note_resume_point(node, effect, amplifier)
-        if effect is Effect.FRAME_SKIP and self._eager_cause is None and (amplifier is None or (amplifier.kind != "caller" and amplifier.certain)):
-            self._eager_cause = node  # this whole function runs eagerly (see _eager_comprehension_breaks)
+        if (
+            effect is Effect.FRAME_SKIP
+            and (amplifier is None or (amplifier.kind != "caller" and amplifier.certain))
+            and id(node) not in self._conditional_nodes()
+        ):
+            # this whole function runs eagerly whenever the `if` arms it is in are taken (see
+            # _eager_comprehension_breaks)
+            self._eager_causes.append((node, tuple(self.arms)))
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -634,6 +647,7 @@ class FunctionWalker:
             self._visit_target(target)
             self.evaluator.bind(target, kind, stmt.value)
             self.callees.bind_instances(target, stmt.value, iterating=False)
+        self._statement_rules(stmt)
         return False
 
     def _ann_assign(self, stmt: ast.AnnAssign) -> bool:

@@ -219,3 +219,32 @@ class ComprehensionInEagerFunction(Rule):
 
     code = "GM519"
     effect = Effect.FRAME_SKIP
+
+
+class BufferReassignedToItself(Rule):
+    """`self.pos = self.pos.to(device=..., dtype=...)` where `self.pos = nn.Buffer(...)` in
+    `__init__` (transformers 5.23.0's CTRL): when the conversion changes nothing it returns the
+    buffer object itself, and storing that back reads the buffer marker's `persistent` flag, which
+    dynamo does not trace ("Unsupported python_type() call"; measured on torch 2.13 for `.to`,
+    `.float()` and `.contiguous()`; `register_buffer` buffers and new tensors do not break)."""
+
+    code = "GM520"
+    statement_types = (ast.Assign,)
+    may_return_self = frozenset({"to", "type", "float", "double", "half", "bfloat16", "contiguous", "cpu", "cuda"})
+
+    def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Assign)
+        value = node.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in self.may_return_self):
+            return
+        source = value.func.value
+        for target in node.targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(source, ast.Attribute)
+                and target.attr == source.attr
+                and ast.dump(target.value) == ast.dump(source.value)
+                and ctx.torch_module_class(target) == "Buffer"
+            ):
+                ctx.report(self, node, name=target.attr, method=value.func.attr)
+                return
