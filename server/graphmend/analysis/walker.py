@@ -71,7 +71,10 @@ class FunctionWalker:
         self._stores: dict[str, list[int]] | None = None
         self._conditional: set[int] | None = None
         # breaks that make dynamo run all of this function eagerly, with the `if` arms (line ranges) they are in
-        self._eager_causes: list[tuple[ast.AST, tuple[tuple[int, int], ...]]] = []
+        self._eager_causes: list[tuple[ast.AST, tuple[tuple[int, int, int, int], ...]]] = []
+        # per arm in `arms`: where its `if`/`match` starts, and the line after which the code that
+        # follows it runs on this arm's path (never, for an arm that returns or raises)
+        self._arm_exits: list[tuple[int, int]] = []
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self._rebound_mask_params: set[str] | None = None
         self.caller_amplifier = caller_amplifier
@@ -117,10 +120,18 @@ class FunctionWalker:
         for node in _own_comprehensions(self.function):
             if self._iterates_natively(node.generators[0].iter) or not self._holds_torch(node):
                 continue
-            # a cause counts where the comprehension runs whenever it does: in the same `if` arms
-            # (a break in another arm of qwen3-vl's `if image and video: ... elif image:` does not)
+            # a cause counts where the comprehension can run on the same call (dynamo then runs
+            # the whole frame eagerly, from its start): in the cause's `if` arm, before that `if`,
+            # or after it when the arm falls through; not in another arm of the same `if`
+            # (qwen3-vl's `if image and video: <loop break> elif image: [comprehension]`)
+            line = node.lineno
             cause = next(
-                (c for c, arms in self._eager_causes if all(start <= node.lineno <= end for start, end in arms)), None
+                (
+                    c
+                    for c, arms in self._eager_causes
+                    if all(start <= line <= end or line < begins or line > after for start, end, begins, after in arms)
+                ),
+                None,
             )
             if cause is None:
                 continue
@@ -411,7 +422,7 @@ class FunctionWalker:
         ):
             # this whole function runs eagerly whenever the `if` arms it is in are taken (see
             # _eager_comprehension_breaks)
-            self._eager_causes.append((node, tuple(self.arms)))
+            self._eager_causes.append((node, tuple((a, b, *exits) for (a, b), exits in zip(self.arms, self._arm_exits))))
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -724,15 +735,19 @@ class FunctionWalker:
         return False
 
     @contextlib.contextmanager
-    def _arm(self, body: list[ast.stmt]) -> Iterator[None]:
+    def _arm(self, body: list[ast.stmt], statement: ast.stmt) -> Iterator[None]:
         """Inside one arm of an undecided `if`/`match`: its lines bound what a break there dominates."""
         first = body[0].lineno if body else 0
         last = max((s.end_lineno or s.lineno for s in body), default=0)
         self.arms.append((first, last))
+        # where code after the whole statement starts, if this arm falls through to it
+        leaves = bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+        self._arm_exits.append((statement.lineno, sys.maxsize if leaves else (statement.end_lineno or statement.lineno)))
         try:
             yield
         finally:
             self.arms.pop()
+            self._arm_exits.pop()
 
     def _if(self, stmt: ast.If) -> bool:
         truth = self.evaluator.static_truth(stmt.test)
@@ -750,11 +765,11 @@ class FunctionWalker:
         if truth is False:
             return self.walk_body(stmt.orelse)
         before = dict(self.evaluator.env)
-        with self._arm(stmt.body):
+        with self._arm(stmt.body, stmt):
             body_ends = self.walk_body(stmt.body)
         after_body = self.evaluator.env
         self.evaluator.env = dict(before)
-        with self._arm(stmt.orelse):
+        with self._arm(stmt.orelse, stmt):
             else_ends = self.walk_body(stmt.orelse)
         if body_ends and not else_ends:
             pass  # only the else path continues: keep its environment
@@ -904,7 +919,7 @@ class FunctionWalker:
             self.evaluator.env = dict(before)
             if case.guard is not None:
                 self.evaluator.visit_truth(case.guard, "if")
-            with self._arm(case.body):
+            with self._arm(case.body, stmt):
                 self.walk_body(case.body)
             merged = self.evaluator.env if merged is None else merge_envs(merged, self.evaluator.env)
         self.evaluator.env = merged if merged is not None else before
