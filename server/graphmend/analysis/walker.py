@@ -156,15 +156,12 @@ class FunctionWalker:
         tensor, tensors or a module (`self` of a module; `**kwargs`, which carry the model's inputs)."""
         kwargs = self.function.args.kwarg.arg if self.function.args.kwarg is not None else None
         module_self = self.evaluator.cls is not None and self.evaluator.cls.is_module
-        first = node.generators[0].iter  # evaluated outside: the frame gets only its iterator
-        inside = [n for n in ast.walk(node) if n is not node and n is not first]
-        outside = {id(n) for n in ast.walk(first)}
-        # the comprehension's own loop names are not in the frame when dynamo looks at it
+        # the first iterable is evaluated outside (the frame gets only its iterator), and the
+        # comprehension's own loop names are not in the frame when dynamo looks at it
+        outside = {id(n) for n in ast.walk(node.generators[0].iter)}
         own = {n.id for generator in node.generators for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
-        for inner in inside:
-            if id(inner) in outside or (isinstance(inner, ast.Name) and inner.id in own):
-                continue
-            if not isinstance(inner, ast.Name):
+        for inner in ast.walk(node):
+            if not isinstance(inner, ast.Name) or id(inner) in outside or inner.id in own:
                 continue
             if inner.id == kwargs or (module_self and inner.id == self.evaluator.self_name):
                 return True

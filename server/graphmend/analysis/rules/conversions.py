@@ -159,7 +159,6 @@ class TensorAsSize(Rule):
             if (
                 name == "torch.nn.functional.pad"
                 and not isinstance(arg, (ast.Tuple, ast.List))  # a display: its elements are checked below
-                and arg is not node.args[0]
                 and ctx.kind(arg) is Kind.TENSORS
             ):
                 # a tuple of tensors as the sizes: `F.pad(x, paddings)` where the callers pass

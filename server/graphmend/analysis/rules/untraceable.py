@@ -156,13 +156,14 @@ class UnsupportedContextManager(Rule):
     effect = Effect.FRAME_SKIP
     statement_types = (ast.With,)
     table: ClassVar[Mapping[str, str]] = words_for("GM514").calls
+    entered: ClassVar[frozenset[str]] = LOCK_CLASSES | frozenset(table)  # built once: this runs for every `with`
 
     def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
         assert isinstance(node, ast.With)
         for item in node.items:
             expr = item.context_expr
             if ctx.kind(expr) is Kind.LOCK or (
-                isinstance(expr, ast.Call) and ctx.qualname(expr.func) in (LOCK_CLASSES | self.table.keys())
+                isinstance(expr, ast.Call) and ctx.qualname(expr.func) in self.entered
             ):
                 ctx.report(self, expr)
 
