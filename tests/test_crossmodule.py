@@ -136,3 +136,55 @@ def test_a_package_checked_from_inside_follows_its_absolute_imports_of_itself(tm
     sites = call_sites(analyze_detailed(model, str(path), keep_facts=True), model)
     found = resolve(model, path, [package], sites)
     assert {(p.name, q) for p, names in found.items() for q in names} == {("boxes.py", "remove_small")}
+
+
+DECORATOR = '''import functools
+
+
+def capture(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        flags = {k: kwargs.get(k, getattr(self, k, False)) for k in self.names}
+        try:
+            out = func(self, *args, **kwargs)
+        finally:
+            pass
+        return out, flags
+
+    return wrapper
+'''
+
+DECORATED = '''import torch
+from torch import nn
+
+from ..utils.deco import capture
+
+
+class Model(nn.Module):
+    @capture
+    def forward(self, x):
+        {body}
+        return x * 2
+'''
+
+
+@pytest.mark.parametrize(("body", "wrapper_breaks"), [('print("forward")', True), ("x = x + 1", False)])
+def test_a_decorator_in_another_module_has_its_wrapper_compiled(tmp_path: Path, body: str, wrapper_breaks: bool) -> None:
+    """transformers' `@capture_outputs` (utils/output_capturing.py): dynamo compiles the wrapper
+    the decorator returns, with the forward inlined under its `try`; a break in the forward makes
+    it run the wrapper eagerly, and the wrapper's comprehension then breaks alone (GM519; the
+    example in GM519.toml checks this against dynamo in one file). A forward that does not break
+    leaves the wrapper whole."""
+    from graphmend.cli import check_files
+    from graphmend.config import Config
+
+    package = tmp_path / "pkg"
+    for folder in (package, package / "utils", package / "models"):
+        folder.mkdir(exist_ok=True)
+        (folder / "__init__.py").write_text("", encoding="utf-8")
+    (package / "utils" / "deco.py").write_text(DECORATOR, encoding="utf-8")
+    (package / "models" / "model.py").write_text(DECORATED.format(body=body), encoding="utf-8")
+    paths = [package / "utils" / "deco.py", package / "models" / "model.py"]
+    results = {r.path.name: [(f.code, f.span.start_line) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
+    assert results["deco.py"] == ([("GM519", 7)] if wrapper_breaks else [])
+    assert results["model.py"] == ([("GM301", 10)] if wrapper_breaks else [])

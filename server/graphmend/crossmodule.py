@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .analysis import AnalysisResult
+from .analysis.decorators import Wrapping, entry_key
 from .analysis.source import SourceFile
-from .analysis.symbols import ClassInfo, ModuleIndex
+from .analysis.symbols import ClassInfo, ModuleIndex, decorator_target
 
 # Calls into these never lead to workspace code worth following.
 _SKIPPED_ROOTS = frozenset({"torch", "numpy", "math", "builtins", "typing", "collections", "functools", "itertools", "logging", "warnings"})
@@ -32,6 +33,9 @@ class CallSite:
     caller: str  # compiled function making the call
     imported: str = ""  # what the call's root name is imported as (`..utils.helper`, `pkg.mod`)
     bases: tuple[str, ...] = ()  # `self.<method>()`: the imported bases of the class chain, as written
+    # A decorator of the compiled function (`@capture_outputs`): its wrapper is what is compiled,
+    # and this is what the wrapper needs to know of the function it wraps (analysis/decorators.py)
+    decorates: Wrapping | None = None
 
 
 def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
@@ -49,6 +53,14 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
             continue
         owner = index.classes.get(qualified.split(".", 1)[0]) if "." in qualified else None
         inherited = _inherited_from(index, owner) if owner is not None else None
+        for decorator in function.decorator_list:
+            applied = decorator_target(decorator)
+            imported = _imported_root(applied, index, aliases)
+            if imported is not None:
+                wrapping = Wrapping("", qualified in result.broken, owner is not None and owner.is_module)
+                span = source.span(applied)
+                column = span.end_col - len(applied.attr) if isinstance(applied, ast.Attribute) else span.start_col
+                sites.append(CallSite(span.end_line, column, ast.unparse(applied), qualified, imported, decorates=wrapping))
         for node in ast.walk(function):
             if not isinstance(node, ast.Call):
                 continue
@@ -59,18 +71,25 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
                     span = source.span(func)
                     sites.append(CallSite(span.end_line, span.end_col - len(func.attr), ast.unparse(func), qualified, inherited[1], inherited[2]))
                 continue
-            root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
-            if not isinstance(root, ast.Name) or (root.id not in index.imports and root.id not in aliases):
-                continue
-            target = index.imports.get(root.id) or aliases[root.id]
-            if target.split(".", 1)[0] in _SKIPPED_ROOTS:
+            called = _imported_root(func, index, aliases)
+            if called is None:
                 continue
             span = source.span(func)
             column = span.end_col - len(func.attr) if isinstance(func, ast.Attribute) else span.start_col
-            sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified, target))
+            sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified, called))
     return tuple(sorted(set(sites), key=lambda s: (s.line, s.column)))
+
+
+def _imported_root(expression: ast.expr, index: ModuleIndex, aliases: dict[str, str]) -> str | None:
+    """What the root name of `helper`, `module.helper` is imported as, unless it is not imported
+    or leads nowhere worth following (torch, the standard library)."""
+    root = expression
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or (root.id not in index.imports and root.id not in aliases):
+        return None
+    target = index.imports.get(root.id) or aliases[root.id]
+    return None if target.split(".", 1)[0] in _SKIPPED_ROOTS else target
 
 
 def _import_aliases(tree: ast.Module, index: ModuleIndex) -> dict[str, str]:
@@ -171,7 +190,13 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
             qualified = _qualified(name)
             if qualified is None:
                 continue
-            reason = f"called from the compiled `{site.caller}` in {path.name} (line {site.line})"
+            if site.decorates is not None:
+                if "." in qualified:
+                    continue  # a method or class as a decorator: not a wrapper returned by a function
+                reason = f"the compiled `{site.caller}` in {path.name} (line {site.line})"
+                qualified = entry_key(qualified, site.decorates)
+            else:
+                reason = f"called from the compiled `{site.caller}` in {path.name} (line {site.line})"
             targets.setdefault(target, {}).setdefault(qualified, reason)
     return targets
 

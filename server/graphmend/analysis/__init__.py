@@ -36,9 +36,13 @@ class AnalysisResult:
         index: ModuleIndex | None = None,
         kinds: dict[int, Kind] | None = None,
         source: SourceFile | None = None,
+        broken: frozenset[str] = frozenset(),
     ) -> None:
         self.findings = findings
         self.compiled = compiled
+        # entries (compiled functions) from which something breaks: their decorators' wrappers,
+        # in another file, then run eagerly where they call them in a `try` (analysis/decorators.py)
+        self.broken = broken
         self.tree = tree
         self.index = index
         self.kinds = kinds or {}
@@ -103,9 +107,10 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
     suppressions = parse_suppressions(text.lines, source)
     kept = [f for f in findings if not suppressions.suppresses(f) and config.is_enabled(f.code)]
     kept.sort(key=Finding.sort_key)
+    broken = frozenset(module.broken_entries)
     if keep_facts:
-        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text)
-    return AnalysisResult(kept, module.reasons)
+        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken)
+    return AnalysisResult(kept, module.reasons, broken=broken)
 
 
 def _parse_failure(text: SourceFile, exc: SyntaxError) -> Finding:

@@ -16,9 +16,10 @@ from ..config import Config
 from ..findings import Finding, Severity
 from .amplifiers import Amplifier
 from .backedges import Backedges
+from .decorators import Wrapping
 from .kinds import Kind, join
 from .latent import mark_latent
-from .regions import find_entries
+from .regions import Entry, find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
@@ -37,6 +38,10 @@ class _Work:
     # Parameters some caller passes a tuple or list display of tensors (`(self.padding_total, extra)`):
     # evidence that outranks an annotation saying numbers (see FunctionWalker._bind_parameters).
     given_tensor_displays: set[str] = field(default_factory=set)
+    wrapping: Wrapping | None = None  # a decorator's wrapper: what it wraps (analysis/decorators.py)
+    # for a wrapper of this file's functions: those functions (its call of them is followed)
+    wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = ()
+    root: int = 0  # id() of the entry function whose calls led here
 
 
 class ModuleAnalysis:
@@ -66,19 +71,50 @@ class ModuleAnalysis:
         self._queue: deque[_Work] = deque()
         self._pending: dict[int, _Work] = {}
         self._done: set[int] = set()
+        self._root = 0  # the entry whose calls the function being walked was reached through
+        self._broken_roots: set[int] = set()  # entries from which something breaks
+        self.broken_entries: set[str] = set()
+        self._entry_names: dict[str, int] = {}  # qualified name of each entry walked -> its id()  # their qualified names (a decorator's caller needs them)
+        # Calls, inside a loop, `try` or `with` of the caller, that make the caller run eagerly if
+        # the callee breaks: id(call) -> (caller's walker, the `if` arms around the call)
+        self._eager_sites: dict[int, tuple[FunctionWalker, tuple[tuple[int, int, int, int], ...]]] = {}
+        self._eager_calls: dict[int, ast.AST] = {}  # those whose callee broke: id(call) -> call
 
     def run(self) -> list[Finding]:
         for entry in find_entries(
             self.tree, self.index, self.source.text, self.config.compile_forward, self.config.extra_entries, self.config.named_entries
         ):
-            self._push(_Work(entry.function, entry.cls, {}, None, True, entry.reason, entry.explicit))
+            self._push(self._entry_work(entry))
         while self._queue:
             work = self._queue.popleft()
             self._pending.pop(id(work.function), None)
             self._done.add(id(work.function))
+            self._root = work.root
             self._walk(work)
+        for key, call in self._eager_calls.items():
+            caller, arms = self._eager_sites[key]
+            caller.eager_from_callee(call, arms)
         self.findings = mark_latent(self.findings)
         return self.findings
+
+    def _entry_work(self, entry: Entry) -> _Work:
+        kinds: dict[str, Kind] = {}
+        positional = entry.function.args.posonlyargs + entry.function.args.args
+        if entry.wrapping is not None and entry.wrapping.module_method and positional:
+            kinds[positional[0].arg] = Kind.MODULE  # `wrapper(self, *args, **kwargs)` of a module's method
+        return _Work(
+            entry.function, entry.cls, kinds, None, True, entry.reason, entry.explicit, wrapping=entry.wrapping, wrapped=entry.decorated, root=id(entry.function)
+        )
+
+    def note_eager_site(self, call: ast.AST, caller: FunctionWalker, arms: tuple[tuple[int, int, int, int], ...]) -> None:
+        """A call that makes `caller` run eagerly should its callee break (see eager_call_broke)."""
+        self._eager_sites.setdefault(id(call), (caller, arms))
+
+    def eager_call_broke(self, call: ast.AST) -> None:
+        """A break under `call` (a site note_eager_site was told of) makes its caller run eagerly:
+        once every walk is done, the caller learns it (FunctionWalker.eager_from_callee)."""
+        if id(call) in self._eager_sites:
+            self._eager_calls.setdefault(id(call), call)
 
     def enqueue(
         self,
@@ -104,7 +140,9 @@ class ModuleAnalysis:
                 pending.amplifier = amplifier
             return
         reason = f"called from `{caller}` on line {line}"
-        self._push(_Work(function, cls, dict(param_kinds), amplifier, False, reason, given_tensor_displays=set(given_tensor_displays)))
+        self._push(
+            _Work(function, cls, dict(param_kinds), amplifier, False, reason, given_tensor_displays=set(given_tensor_displays), root=self._root)
+        )
 
     def _push(self, work: _Work) -> None:
         if id(work.function) in self._pending or id(work.function) in self._done:
@@ -113,8 +151,13 @@ class ModuleAnalysis:
         self._queue.append(work)
 
     def _walk(self, work: _Work) -> None:
-        name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
+        if work.wrapping is not None and work.wrapping.qualified:
+            name = work.wrapping.qualified
+        else:
+            name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
         self.reasons[name] = work.reason
+        if work.is_entry:
+            self._entry_names[name] = work.root
         walker = FunctionWalker(
             self,
             work.function,
@@ -125,6 +168,8 @@ class ModuleAnalysis:
             param_kinds=work.param_kinds,
             given_tensor_displays=frozenset(work.given_tensor_displays),
             caller_amplifier=work.amplifier,
+            wrapping=work.wrapping,
+            wrapped=work.wrapped,
         )
         if self.strict:
             walker.run()
@@ -152,3 +197,6 @@ class ModuleAnalysis:
             return
         self._seen.add(key)
         self.findings.append(finding)
+        if finding.severity is not Severity.INFO and self._root not in self._broken_roots:
+            self._broken_roots.add(self._root)
+            self.broken_entries.update(name for name, root in self._entry_names.items() if root == self._root)

@@ -9,7 +9,10 @@ A graph break only matters in code dynamo traces. Entries are
   models, so a model file is compiled code even when the compile call lives elsewhere;
 - functions, methods and classes the configuration names as compiled (`compiled`, and the targets
   of `samples`): the user compiles them somewhere GraphMend does not look (`named`);
-- functions the language server found called from compiled code in other files (`extra`).
+- functions the language server found called from compiled code in other files (`extra`);
+- the wrapper a decorator returns, where it decorates a compiled function: in this file, or named
+  by a compiled caller in another (`extra`, keyed by decorators.entry_key). It is the frame dynamo
+  compiles (analysis/decorators.py).
 The walker then follows calls from entries into functions and methods of the same file, so
 helpers are analysed as compiled too.
 """
@@ -18,8 +21,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from .decorators import Wrapper, Wrapping, parse_entry_key, returned_wrapper
 from .symbols import COMPILE_FUNCTIONS, ClassInfo, ModuleIndex, decorator_target
 
 # Cheap textual pre-check: without a mention of compile/optimize as a word (not `compiling`),
@@ -33,6 +37,10 @@ class Entry:
     cls: ClassInfo | None
     reason: str
     explicit: bool = True  # decorated with or passed to torch.compile, as opposed to a forward
+    wrapping: Wrapping | None = None  # a decorator's wrapper: what it wraps
+    # for a wrapper of functions in this file: those functions, which its call of the wrapped
+    # function runs (walked from there, so that their breaks cost the wrapper's frame)
+    decorated: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = ()
 
 
 def find_entries(
@@ -63,8 +71,15 @@ def find_entries(
         _decorated_and_called(tree, index, marked_lines, add)
     # named in the config: compiled by the user's own call, like a decorated function; called
     # from compiled code in another file: analysed with what the callers pass
+    wrappers: dict[str, tuple[bool, bool, str]] = {}
     for listed, explicit in ((named, True), (extra, False)):
         for qualified, reason in listed:
+            decorator = parse_entry_key(qualified)
+            if decorator is not None:
+                name, breaks, method_of_module = decorator
+                known = wrappers.get(name, (False, False, reason))
+                wrappers[name] = (known[0] or breaks, known[1] or method_of_module, known[2])
+                continue
             owner, _, method = qualified.rpartition(".")
             if owner:
                 info = index.classes.get(owner)
@@ -87,7 +102,45 @@ def find_entries(
             forward = info.methods.get("forward")
             if info.is_module and forward is not None:
                 add(forward, info, f"`{info.name}.forward`, the forward of an nn.Module", explicit=False)
-    return entries
+    for name, (breaks, method_of_module, reason) in wrappers.items():
+        decorator_function = index.functions.get(name)
+        wrapper = returned_wrapper(decorator_function) if decorator_function is not None else None
+        if wrapper is not None and id(wrapper.function) not in seen:
+            seen.add(id(wrapper.function))
+            wrapping = Wrapping(wrapper.wrapped_param, breaks, method_of_module, _dotted(wrapper))
+            entries.append(Entry(wrapper.function, None, f"the wrapper `@{name}` puts around {reason}", False, wrapping))
+    # first: walked before the functions they wrap, so that those are reached through the wrapper's call
+    return _in_file_wrappers(entries, index, seen) + entries
+
+
+def _in_file_wrappers(entries: list[Entry], index: ModuleIndex, seen: set[int]) -> list[Entry]:
+    """The wrappers of this file's decorators on compiled functions (`@timed def forward`)."""
+    found: dict[int, Entry] = {}
+    for entry in entries:
+        for decorator in entry.function.decorator_list:
+            target = decorator_target(decorator)
+            if not isinstance(target, ast.Name) or target.id not in index.functions:
+                continue
+            wrapper = returned_wrapper(index.functions[target.id])
+            if wrapper is None or id(wrapper.function) in seen:
+                continue
+            method_of_module = entry.cls is not None and entry.cls.is_module
+            known = found.get(id(wrapper.function))
+            if known is None:
+                reason = f"the wrapper `@{target.id}` puts around the compiled `{entry.function.name}`"
+                found[id(wrapper.function)] = Entry(
+                    wrapper.function, None, reason, False, Wrapping(wrapper.wrapped_param, False, method_of_module, _dotted(wrapper)), ((entry.function, entry.cls),)
+                )
+            else:
+                assert known.wrapping is not None
+                module_flag = known.wrapping.module_method or method_of_module
+                known.wrapping = replace(known.wrapping, module_method=module_flag)
+                known.decorated = (*known.decorated, (entry.function, entry.cls))
+    return list(found.values())
+
+
+def _dotted(wrapper: Wrapper) -> str:
+    return ".".join((*wrapper.path, wrapper.function.name))
 
 
 def _direct_callees(function: ast.FunctionDef, cls: ClassInfo | None, index: ModuleIndex) -> list[tuple[ast.FunctionDef, ClassInfo | None]]:

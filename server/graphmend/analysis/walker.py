@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
+from .decorators import Wrapping
 from .kinds import TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
@@ -56,6 +57,8 @@ class FunctionWalker:
         caller_amplifier: Amplifier | None = None,
         closure: dict[str, Kind] | None = None,
         self_name: str | None = None,
+        wrapping: Wrapping | None = None,
+        wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = (),
     ) -> None:
         # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
         self.evaluator = Evaluator(module.index, dict(closure or {}), cls, self_name, observer=self, hooked_types=module.hooked_types)
@@ -66,6 +69,10 @@ class FunctionWalker:
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
         self.given_tensor_displays = given_tensor_displays
+        self._comprehensions: bool | None = None  # see _may_break_comprehensions
+        self._call_causes: set[int] = set()  # causes that are calls of something that breaks
+        self.wrapping = wrapping  # a decorator's wrapper: its call of the wrapped function (analysis/decorators.py)
+        self.wrapped = wrapped  # the functions of this file it wraps
         # name -> the line from which dynamo receives it as a frame input (see frame_input)
         self._frame_inputs: dict[str, int] = {}
         self._stores: dict[str, list[int]] | None = None
@@ -106,6 +113,39 @@ class FunctionWalker:
             return
         self.report(rule, self._super_init, name=self.evaluator.cls.name)
 
+    def _arms_here(self) -> tuple[tuple[int, int, int, int], ...]:
+        """The `if` arms the walk is in, with where each `if` starts and where its arm rejoins."""
+        return tuple((a, b, *exits) for (a, b), exits in zip(self.arms, self._arm_exits))
+
+    def _eager_site(self, call: ast.Call) -> bool:
+        """Whether a break inside what `call` runs would make dynamo run this whole function
+        eagerly: the call stands, unconditionally within its statement, in a loop (that dynamo
+        cannot resume after), `try` or `with` of this function."""
+        amplifier = self.current_amplifier()
+        return (
+            amplifier is not None
+            and amplifier.kind != "caller"
+            and amplifier.certain
+            and not self._resumes_after(call, amplifier)
+            and id(call) not in self._conditional_nodes()
+        )
+
+    def _may_break_comprehensions(self) -> bool:
+        """Whether running this function eagerly could make GM519 findings (computed once)."""
+        if self._comprehensions is None:
+            enabled = "GM519" in self.rules.by_code and sys.version_info < (3, 12)
+            self._comprehensions = bool(enabled and _own_comprehensions(self.function))
+        return self._comprehensions
+
+    def eager_from_callee(self, call: ast.AST, arms: tuple[tuple[int, int, int, int], ...]) -> None:
+        """A function `call` runs breaks (found after this walk ended, as callees are walked after
+        their callers): this function runs eagerly when the call runs, so its comprehensions may
+        break (torchvision-style helpers called inside a `try`; transformers' output-capturing
+        wrapper around a forward that breaks)."""
+        self._eager_causes.append((call, arms))
+        self._call_causes.add(id(call))
+        self._eager_comprehension_breaks()
+
     def _eager_comprehension_breaks(self) -> None:
         """While dynamo runs this whole function eagerly (`_eager_causes`), Python 3.11 runs each
         list, set or dict comprehension in it as a frame of its own, which dynamo then compiles
@@ -138,7 +178,12 @@ class FunctionWalker:
             outer = self.function_name
             self.function_name = f"{outer}.<{type(node).__name__.lower()}>"  # the comprehension's own frame
             try:
-                self.report(rule, node, eager=outer, cause=str(getattr(cause, "lineno", 0)))
+                line_of_cause = getattr(cause, "lineno", 0)
+                if id(cause) in self._call_causes:
+                    reason = f"the call on line {line_of_cause}, under which something breaks"
+                else:
+                    reason = f"the break on line {line_of_cause}"
+                self.report(rule, node, eager=outer, cause=reason)
             finally:
                 self.function_name = outer
 
@@ -419,7 +464,9 @@ class FunctionWalker:
         ):
             # this whole function runs eagerly whenever the `if` arms it is in are taken (see
             # _eager_comprehension_breaks)
-            self._eager_causes.append((node, tuple((a, b, *exits) for (a, b), exits in zip(self.arms, self._arm_exits))))
+            self._eager_causes.append((node, self._arms_here()))
+        elif amplifier is not None and amplifier.kind == "caller" and amplifier.certain and amplifier.site is not None:
+            self.module.eager_call_broke(amplifier.site)  # the caller runs eagerly: see eager_from_callee
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1
@@ -540,6 +587,15 @@ class FunctionWalker:
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
                     self._walk_nested(used.id)
+        wrapping = self.wrapping
+        if wrapping is not None and isinstance(func, ast.Name) and func.id == wrapping.wrapped_param:
+            # the decorated function: in this file, walked from here; in another, its caller said whether it breaks
+            for function, cls in self.wrapped:
+                self._enqueue_callee(call, function, cls, False, arg_kinds, kw_kinds)
+            if wrapping.wrapped_breaks and self._eager_site(call) and not self.evaluator.dead:
+                self._eager_causes.append((call, self._arms_here()))
+                self._call_causes.add(id(call))
+            return
         for function, cls, bound in self.callees.callees(call):
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
 
@@ -567,6 +623,8 @@ class FunctionWalker:
         for name, kind in kw_kinds.items():
             if kind is not Kind.UNKNOWN and name != "**":
                 kinds[name] = kind
+        if not self.evaluator.dead and self._may_break_comprehensions() and self._eager_site(call):
+            self.module.note_eager_site(call, self, self._arms_here())
         amplifier = self.current_amplifier()
         if amplifier is not None:
             # The function that runs eagerly is the one holding the loop/try/with, however deep
