@@ -360,6 +360,45 @@ async def test_a_helper_called_from_compiled_code_in_another_file_is_analysed(cl
     assert [(d.code, d.range.start.line) for d in found] == [("GM101", 4)]  # in scale, not in unused
 
 
+DECORATOR = '''import functools
+
+
+def capture(func):
+    @functools.wraps(func)
+    def wrapper(self, *args, **kwargs):
+        flags = {k: kwargs.get(k, getattr(self, k, False)) for k in self.names}
+        try:
+            out = func(self, *args, **kwargs)
+        finally:
+            pass
+        return out, flags
+
+    return wrapper
+'''
+DECORATED = '''from torch import nn
+
+from deco import capture
+
+
+class Model(nn.Module):
+    @capture
+    def forward(self, x):
+        print("forward")
+        return x * 2
+'''
+
+
+async def test_a_decorator_in_another_file_has_its_wrapper_analysed(client: LanguageClient) -> None:
+    """transformers' `@capture_outputs`: the wrapper is compiled, and runs eagerly when the
+    forward it wraps breaks inside its `try` (GM519 on its comprehension)."""
+    pull = pulls(client.profile)
+    deco_uri = open_document(client, _write(client, "deco.py", DECORATOR))
+    assert await diagnostics(client, deco_uri, pull) == []  # no compiled function uses it yet
+    open_document(client, _write(client, "model.py", DECORATED))
+    found = await diagnostics(client, deco_uri, pull, lambda d: len(d) > 0)
+    assert [(d.code, d.range.start.line) for d in found] == [("GM519", 6)]
+
+
 async def test_a_disable_alias_re_exported_in_the_package_is_seen(client: LanguageClient) -> None:
     """timm's shape, with only the model file open: `disable_compiler` is bound in `layers/_fx.py`
     and re-exported by `layers/__init__.py`; the server reads those modules (never runs them), so
