@@ -623,7 +623,7 @@ class FunctionWalker:
         for name, kind in kw_kinds.items():
             if kind is not Kind.UNKNOWN and name != "**":
                 kinds[name] = kind
-        if not self.evaluator.dead and self._may_break_comprehensions() and self._eager_site(call):
+        if not self.evaluator.dead and self._eager_site(call) and self._may_break_comprehensions():
             self.module.note_eager_site(call, self, self._arms_here())
         amplifier = self.current_amplifier()
         if amplifier is not None:
