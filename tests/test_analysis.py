@@ -309,3 +309,36 @@ def test_the_command_line_walks_long_expressions_whole(tmp_path) -> None:  # typ
     path.write_text(DEEP, encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "graphmend", "check", str(path)], capture_output=True, text=True, timeout=120)
     assert "GM101" in done.stdout and "GM301" in done.stdout and "GM001" not in done.stdout, done.stdout + done.stderr
+
+
+TORCHSCRIPT_STYLE = '''import torchvision
+from torch import nn
+
+
+class Paste(nn.Module):
+    def forward(self, mask, box):
+        # type: (Tensor, Tensor) -> Tensor
+        w = int(box[2] - box[0] + 1)
+        if torchvision._is_tracing():
+            return mask[: int(box[3])]
+        return mask[:w]
+
+
+class Untyped(nn.Module):
+    def forward(self, mask, box):
+        w = int(box[2] - box[0] + 1)
+        return mask[:w]
+'''
+
+
+def test_a_type_comment_signature_gives_parameters_their_kinds() -> None:
+    """torchvision declares tensors in TorchScript type comments (`Tensor` needs no import
+    there): `int(box[...])` of a commented `box` breaks; of an untyped one it is not known to.
+    Under `torchvision._is_tracing()` (False while dynamo traces) nothing is reported."""
+    found = [(f.code, f.span.start_line) for f in analyze(TORCHSCRIPT_STYLE)]
+    assert found == [("GM203", 8)]
+
+
+def test_a_malformed_type_comment_is_ignored() -> None:
+    source = TORCHSCRIPT_STYLE.replace("# type: (Tensor, Tensor) -> Tensor", "# type: (Tensor, Tensor -> ")
+    assert [(f.code, f.span.start_line) for f in analyze(source)] == []

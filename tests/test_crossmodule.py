@@ -188,3 +188,26 @@ def test_a_decorator_in_another_module_has_its_wrapper_compiled(tmp_path: Path, 
     results = {r.path.name: [(f.code, f.span.start_line) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
     assert results["deco.py"] == ([("GM519", 7)] if wrapper_breaks else [])
     assert results["model.py"] == ([("GM301", 10)] if wrapper_breaks else [])
+
+
+def test_a_method_of_an_attribute_of_an_imported_class_is_followed(tmp_path: Path) -> None:
+    """torchvision's SSD calls `self.transform.postprocess(...)` with `self.transform =
+    GeneralizedRCNNTransform(...)` imported from `transform.py`: the method is compiled code there
+    (and its other methods are not)."""
+    from graphmend.cli import check_files
+    from graphmend.config import Config
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    method = "    def {name}(self, codes: torch.Tensor) -> torch.Tensor:\n        if codes.sum() > 0:\n            return codes * 2\n        return codes\n\n"
+    coders = "import torch\n\n\nclass BoxCoder:\n" + method.format(name="decode") + method.format(name="unused")
+    head = (
+        "from torch import nn\n\nfrom . import coders\n\n\nclass Head(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.coder = coders.BoxCoder()\n\n    def forward(self, x):\n        return self.coder.decode(x)\n"
+    )
+    (package / "coders.py").write_text(coders, encoding="utf-8")
+    (package / "head.py").write_text(head, encoding="utf-8")
+    paths = [package / "coders.py", package / "head.py"]
+    results = {r.path.name: [(f.code, f.span.start_line) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
+    assert results == {"coders.py": [("GM101", 6)], "head.py": []}

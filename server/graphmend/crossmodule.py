@@ -71,6 +71,14 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
                     span = source.span(func)
                     sites.append(CallSite(span.end_line, span.end_col - len(func.attr), ast.unparse(func), qualified, inherited[1], inherited[2]))
                 continue
+            held = _imported_attribute_class(index, owner, func)
+            if held is not None:  # `self.box_coder.decode(...)` with `self.box_coder = det_utils.BoxCoder(...)`
+                assert isinstance(func, ast.Attribute)
+                imported = _imported_root(ast.parse(held, mode="eval").body, index, aliases)
+                if imported is not None:
+                    span = source.span(func)
+                    sites.append(CallSite(span.end_line, span.end_col - len(func.attr), f"{held}.{func.attr}", qualified, imported))
+                continue
             called = _imported_root(func, index, aliases)
             if called is None:
                 continue
@@ -78,6 +86,25 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
             column = span.end_col - len(func.attr) if isinstance(func, ast.Attribute) else span.start_col
             sites.append(CallSite(span.end_line, column, ast.unparse(func), qualified, called))
     return tuple(sorted(set(sites), key=lambda s: (s.line, s.column)))
+
+
+def _imported_attribute_class(index: ModuleIndex, owner: ClassInfo | None, func: ast.expr) -> str | None:
+    """For `self.<attr>.<method>` where the class chain's `__init__` sets `<attr>` to an instance
+    of one class imported from elsewhere: that class, as written (`det_utils.BoxCoder`)."""
+    if owner is None or not (isinstance(func, ast.Attribute) and _self_method(func.value)):
+        return None
+    attribute = func.value.attr  # type: ignore[attr-defined]
+    pending, seen = [owner], set()
+    while pending:
+        info = pending.pop(0)
+        if info.name in seen:
+            continue
+        seen.add(info.name)
+        held = info.attr_imported_classes.get(attribute)
+        if held is not None:
+            return held or None
+        pending.extend(index.classes[name] for name in info.local_bases if name in index.classes)
+    return None
 
 
 def _imported_root(expression: ast.expr, index: ModuleIndex, aliases: dict[str, str]) -> str | None:

@@ -19,6 +19,7 @@ from .rules import ALL_RULES, PARSE_ERROR_CODE, RULES_BY_CODE, ruleset
 from .source import SourceFile
 from .suppressions import parse_suppressions
 from .symbols import ModuleIndex, build_index
+from .type_comments import IMPLICIT_IMPORTS, comment_signatures
 
 __all__ = ["ALL_RULES", "RULES_BY_CODE", "AnalysisResult", "analyze", "analyze_detailed"]
 
@@ -100,6 +101,10 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
         if imported:  # the index reads decorators through the imports: build it again knowing them
             index = build_index(tree, imported)
     index.dynamo_flags.update(config.dynamo_flags)
+    if "# type:" in source:  # TorchScript-style signatures (torchvision): a substring test first
+        index.comment_signatures = comment_signatures(tree, text.lines, set(index.imports) | index.top_level_names)
+        if index.comment_signatures:
+            index.imports.update(IMPLICIT_IMPORTS)
     complete_index(index, tree)
     codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))
     module = ModuleAnalysis(text, tree, index, ruleset(codes), config, strict=strict, keep_kinds=keep_facts)

@@ -32,6 +32,9 @@ FALSE_WHILE_COMPILING = frozenset(
         "torch.onnx.is_in_onnx_export",
         "torch.fx._symbolic_trace.is_fx_tracing",
         "torch._jit_internal.is_scripting",
+        # `return torch._C._get_tracing_state()`, which dynamo inlines (measured above): the ONNX
+        # branches of torchvision's detection models (`paste_masks_in_image`)
+        "torchvision._is_tracing",
     }
 )
 FALSE_CONSTANT_NAMES = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})

@@ -53,6 +53,18 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from _statements(handler.body)
 
 
+def _imported_class_call(index: ModuleIndex, func: ast.expr) -> bool:
+    """`BoxCoder(...)` or `det_utils.BoxCoder(...)` with the root imported (not from torch): by
+    the convention that classes are capitalised, a class of another module being instantiated."""
+    root = func
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if not isinstance(root, ast.Name) or root.id not in index.imports or not leaf[:1].isupper():
+        return False
+    return not index.imports[root.id].startswith("torch")
+
+
 def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef) -> None:
     positional = init.args.posonlyargs + init.args.args
     if not positional:
@@ -83,6 +95,11 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     known = info.attr_classes.get(target.attr, ())
                     if value.func.id not in known:
                         info.attr_classes[target.attr] = known + (value.func.id,)
+                elif isinstance(value, ast.Call) and _imported_class_call(index, value.func):
+                    written = ast.unparse(value.func)
+                    # two different classes for one attribute: neither is known to be the one called
+                    held = info.attr_imported_classes.get(target.attr)
+                    info.attr_imported_classes[target.attr] = written if held in (None, written) else ""
                 if isinstance(value, ast.Call):
                     torch_name = index.qualname(value.func)
                     if torch_name is not None and torch_name.startswith("torch.nn.") and torch_name.count(".") == 2:

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .kinds import Kind
+from .type_comments import CommentSignature
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -80,6 +81,9 @@ class ClassInfo:
     # self.<attr> = a function defined in __init__, or a lambda: calling it is a Python call whose
     # result is whatever the function returns, not a submodule's tensor (bit's `compute_padding`)
     attr_plain_functions: dict[str, ast.FunctionDef | ast.Lambda] = field(default_factory=dict)
+    # self.<attr> = ImportedClass(...) / module.ImportedClass(...): the class as written (the
+    # call sites of its methods are followed into the other file: crossmodule.call_sites)
+    attr_imported_classes: dict[str, str] = field(default_factory=dict)
     is_module: bool = False
     is_autograd_function: bool = False
 
@@ -102,8 +106,24 @@ class ModuleIndex:
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
     # torch._dynamo.config flags set to True at module level (they change what breaks)
     dynamo_flags: set[str] = field(default_factory=set)
+    # id(FunctionDef) -> its `# type: (...) -> ...` signature (type_comments.py)
+    comment_signatures: dict[int, CommentSignature] = field(default_factory=dict)
 
     # -- name resolution -------------------------------------------------------------------
+    def returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+        """What `function` is declared to return: its annotation, else its type comment's."""
+        if function.returns is not None:
+            return function.returns
+        signature = self.comment_signatures.get(id(function))
+        return signature.returns if signature is not None else None
+
+    def param_annotation(self, function: ast.FunctionDef | ast.AsyncFunctionDef, arg: ast.arg) -> ast.expr | None:
+        """A parameter's declared type: its annotation, else the function's type comment's."""
+        if arg.annotation is not None:
+            return arg.annotation
+        signature = self.comment_signatures.get(id(function))
+        return signature.params.get(arg.arg) if signature is not None else None
+
     def qualname(self, node: ast.AST, local_names: dict | set | None = None, local_imports: dict | None = None) -> str | None:
         """The dotted name an expression refers to (`nn.Linear` -> `torch.nn.Linear`), or None.
 

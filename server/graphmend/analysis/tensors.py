@@ -589,7 +589,7 @@ class Evaluator:
         if isinstance(func, ast.Name) and func.id not in self.env:
             function = self.index.functions.get(func.id)
             if function is not None:
-                return annotation_kind(function.returns, self.index)
+                return annotation_kind(self.index.returns(function), self.index)
             info = self.index.classes.get(func.id)
             if info is not None and info.is_module:
                 return Kind.MODULE
@@ -597,7 +597,7 @@ class Evaluator:
             if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
                 method = self.index.method(self.cls, func.attr)
                 if method is not None:
-                    return annotation_kind(method.returns, self.index)
+                    return annotation_kind(self.index.returns(method), self.index)
                 plain = self.cls.attr_plain_functions.get(func.attr)
                 if plain is not None:
                     return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN

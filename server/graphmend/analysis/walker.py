@@ -232,7 +232,7 @@ class FunctionWalker:
             defaults[arg.arg] = default
         needs_evidence: list[str] = []
         for arg in positional + args.kwonlyargs:
-            kind = annotation_kind(arg.annotation, self.index)
+            kind = annotation_kind(self.index.param_annotation(self.function, arg), self.index)
             default = defaults.get(arg.arg)
             if kind in TENSOR_KINDS and isinstance(default, ast.Constant) and isinstance(default.value, (bool, int, float, str)):
                 # `output_attentions: Optional[torch.Tensor] = False`: the default contradicts the
