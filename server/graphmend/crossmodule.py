@@ -13,6 +13,7 @@ to a fixed point (`cross_module_entries`).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,17 +95,23 @@ def _imported_attribute_class(index: ModuleIndex, owner: ClassInfo | None, func:
     if owner is None or not (isinstance(func, ast.Attribute) and _self_method(func.value)):
         return None
     attribute = func.value.attr  # type: ignore[attr-defined]
+    for info in _class_chain(index, owner):
+        held = info.attr_imported_classes.get(attribute)
+        if held is not None:
+            return held or None
+    return None
+
+
+def _class_chain(index: ModuleIndex, owner: ClassInfo) -> Iterator[ClassInfo]:
+    """`owner`, then its bases defined in the same file, breadth first, each once."""
     pending, seen = [owner], set()
     while pending:
         info = pending.pop(0)
         if info.name in seen:
             continue
         seen.add(info.name)
-        held = info.attr_imported_classes.get(attribute)
-        if held is not None:
-            return held or None
+        yield info
         pending.extend(index.classes[name] for name in info.local_bases if name in index.classes)
-    return None
 
 
 def _imported_root(expression: ast.expr, index: ModuleIndex, aliases: dict[str, str]) -> str | None:
@@ -150,16 +157,10 @@ def _inherited_from(index: ModuleIndex, owner: ClassInfo) -> tuple[frozenset[str
     defined: set[str] = set()
     imported: str | None = None
     written: list[str] = []
-    pending, seen = [owner], set()
-    while pending:
-        info = pending.pop(0)
-        if info.name in seen:
-            continue
-        seen.add(info.name)
+    for info in _class_chain(index, owner):
         defined.update(info.methods, info.attr_kinds, info.attr_classes)
         defined.update(t.id for stmt in info.node.body if isinstance(stmt, (ast.Assign, ast.AnnAssign))
                        for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) if isinstance(t, ast.Name))
-        pending.extend(index.classes[name] for name in info.local_bases if name in index.classes)
         for base, node in zip(info.base_names, info.node.bases):
             if base and base.lstrip(".").split(".", 1)[0] not in _SKIPPED_ROOTS and base.split(".")[-1] not in info.local_bases:
                 imported = imported or base
