@@ -11,10 +11,12 @@ must also compile to one graph (fullgraph). Runs on CUDA when there is one, else
     python bench/scalar_exactness.py --check D            # without GraphMend's dependencies), then check them there
 
 Measured at stop 35: on this machine's CPU (torch 2.13) every case is exact. On an H200 (torch 2.11)
-every product is exact, but `x / n` is not (clamp, rebind, div32: 11-22 of 30 differ in the last
-bit): CUDA divides a tensor by a Python number as a product with the reciprocal of the number's
-float64 value, rounded to the compute dtype (`x * torch.tensor(1.0 / b).float()` matched 200 of
-200, a true division 7), while a 0-d tensor divisor is a true division.
+every case is exact eagerly since `x / n` goes through `_graphmend_divide_by_number`: CUDA divides a
+tensor by a Python number as a product with the reciprocal of the number's float64 value, rounded
+to the compute dtype (`x * torch.tensor(1.0 / b).float()` matched 200 of 200, a true division 7;
+with a plain `x / n` 11-22 of 30 quotients differed). Under inductor the rewrite and the original
+can differ (f0d, half, locals), as inductor(original) differs from the eager original: inductor
+takes a Python scalar and a 0-d tensor differently.
 """
 
 from __future__ import annotations

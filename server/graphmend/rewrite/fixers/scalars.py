@@ -23,6 +23,7 @@ from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
 from ...findings import Finding
 from ..aliasing import is_fresh
 from ..compile_checks import (
+    DIVIDE_BY_NUMBER,
     FLOAT_DIVISOR,
     INT_DIVISOR,
     MASK_SELECTS_ALIKE,
@@ -170,8 +171,9 @@ class ScalarFixer:
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
+            value = None if steps else replacement
             replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype, conversion == "float")
-            end, replacement = _as_python_divides(ctx, parent, end, replacement)
+            end, replacement = _as_python_divides(ctx, parent, end, replacement, value)
         elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
             python_float = conversion == "float"
             if steps and (_held_as_python_float(signatures, value_dtype) or (problem is not None and _first_step_makes_a_float(ctx, call, steps, exact_int=conversion == "count"))):
@@ -192,7 +194,7 @@ class ScalarFixer:
         }
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
-        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE, ONE_VALUE):
+        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE, ONE_VALUE, DIVIDE_BY_NUMBER):
             if any(helper in text for text in [replacement, *(t for _, t in chains)]):
                 edits += helper_edits(ctx, helper)
         if tested:
@@ -324,7 +326,7 @@ class ScalarFixer:
             text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype, python_float)
             if _reflected_division(parent, end) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parent.right)):
                 raise DeclineError("used-as-number", f"`{ctx.excerpt(parent, 40)}` divides by an expression of `{name}` itself")
-            end, text = _as_python_divides(ctx, parent, end, text)
+            end, text = _as_python_divides(ctx, parent, end, text, None if steps else name)
             if text != name:
                 chains.append((end, text))
         return chains
@@ -389,14 +391,26 @@ def _reflected_division(operation: ast.BinOp, number: ast.expr) -> bool:
     return isinstance(operation.op, ast.Div) and operation.left is number
 
 
-def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, text: str) -> tuple[ast.expr, str]:
+def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, text: str, value: str | None = None) -> tuple[ast.expr, str]:
     """The node to replace and its text, for the number's tensor form `text` as an operand of
     `operation`. A Python number divided by a tensor is `Tensor.__rtruediv__`, which multiplies
     by the tensor's reciprocal (rounding twice); a 0-d tensor would divide directly (rounding
-    once, so the last bit can differ): the rewrite writes out what Python did."""
-    if not _reflected_division(operation, number):
-        return number, text
-    return operation, f"({ctx.atom(operation.right)}.reciprocal() * {text})"
+    once, so the last bit can differ): the rewrite writes out what Python did. A tensor divided
+    by a Python number is, on CUDA, a product with the reciprocal of the number's float64 value
+    (measured on an H200: 22 of 30 quotients by a 0-d tensor differed): where the number's own
+    `value` is at hand (the number itself, no Python steps before the division), a helper does
+    the same there."""
+    if _reflected_division(operation, number):
+        return operation, f"({ctx.atom(operation.right)}.reciprocal() * {text})"
+    if value is not None and isinstance(operation.op, ast.Div) and operation.right is number and ctx.kind(operation.left) in TENSOR_KINDS:
+        # not where `x` reads the number too (its own rewrite would sit inside this one), nor inside
+        # an `if`: the Where fixer may have to rewrite that branch, and it takes only tensor
+        # operations it knows (there the quotient may differ on CUDA in its last bit)
+        names = {n.id for n in ast.walk(number) if isinstance(n, ast.Name)}
+        in_branch = any(isinstance(a, (ast.If, ast.IfExp)) for a in ctx.ancestors(operation))
+        if not in_branch and not any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(operation.left)):
+            return operation, call_text(DIVIDE_BY_NUMBER, ctx.code(operation.left), text, value)
+    return number, text
 
 
 _MAX_LOCAL_CHAIN = 4  # locals bound from locals (`s = t.item(); u = s * 2; v = max(u, 1)`)
