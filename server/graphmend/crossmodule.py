@@ -75,7 +75,7 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
             held = _imported_attribute_class(index, owner, func)
             if held is not None:  # `self.box_coder.decode(...)` with `self.box_coder = det_utils.BoxCoder(...)`
                 assert isinstance(func, ast.Attribute)
-                imported = _imported_root(ast.parse(held, mode="eval").body, index, aliases)
+                imported = _import_of(held.split(".", 1)[0], index, aliases)
                 if imported is not None:
                     span = source.span(func)
                     sites.append(CallSite(span.end_line, span.end_col - len(func.attr), f"{held}.{func.attr}", qualified, imported))
@@ -120,10 +120,13 @@ def _imported_root(expression: ast.expr, index: ModuleIndex, aliases: dict[str, 
     root = expression
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name) or (root.id not in index.imports and root.id not in aliases):
-        return None
-    target = index.imports.get(root.id) or aliases[root.id]
-    return None if target.split(".", 1)[0] in _SKIPPED_ROOTS else target
+    return _import_of(root.id, index, aliases) if isinstance(root, ast.Name) else None
+
+
+def _import_of(name: str, index: ModuleIndex, aliases: dict[str, str]) -> str | None:
+    """What the module-level `name` is imported as (or an alias of), unless it leads nowhere worth following."""
+    target = index.imports.get(name) or aliases.get(name)
+    return None if target is None or target.split(".", 1)[0] in _SKIPPED_ROOTS else target
 
 
 def _import_aliases(tree: ast.Module, index: ModuleIndex) -> dict[str, str]:

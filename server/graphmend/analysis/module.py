@@ -73,8 +73,7 @@ class ModuleAnalysis:
         self._done: set[int] = set()
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
-        self.broken_entries: set[str] = set()
-        self._entry_names: dict[str, int] = {}  # qualified name of each entry walked -> its id()  # their qualified names (a decorator's caller needs them)
+        self._entry_names: dict[str, int] = {}  # qualified name of each entry walked -> its id()
         # Calls, inside a loop, `try` or `with` of the caller, that make the caller run eagerly if
         # the callee breaks: id(call) -> (caller's walker, the `if` arms around the call)
         self._eager_sites: dict[int, tuple[FunctionWalker, tuple[tuple[int, int, int, int], ...]]] = {}
@@ -91,11 +90,21 @@ class ModuleAnalysis:
             self._done.add(id(work.function))
             self._root = work.root
             self._walk(work)
+        callers: dict[int, FunctionWalker] = {}
         for key, call in self._eager_calls.items():
             caller, arms = self._eager_sites[key]
-            caller.eager_from_callee(call, arms)
+            caller.add_callee_cause(call, arms)
+            callers[id(caller)] = caller
+        for caller in callers.values():  # each caller's comprehensions checked once, with all its causes
+            caller.eager_comprehension_breaks()
         self.findings = mark_latent(self.findings)
         return self.findings
+
+    @property
+    def broken_entries(self) -> set[str]:
+        """Qualified names of the entries from which something breaks (a decorator's caller in
+        another file needs them: crossmodule.call_sites)."""
+        return {name for name, root in self._entry_names.items() if root in self._broken_roots}
 
     def _entry_work(self, entry: Entry) -> _Work:
         kinds: dict[str, Kind] = {}
@@ -112,7 +121,7 @@ class ModuleAnalysis:
 
     def eager_call_broke(self, call: ast.AST) -> None:
         """A break under `call` (a site note_eager_site was told of) makes its caller run eagerly:
-        once every walk is done, the caller learns it (FunctionWalker.eager_from_callee)."""
+        once every walk is done, the caller learns it (FunctionWalker.add_callee_cause)."""
         if id(call) in self._eager_sites:
             self._eager_calls.setdefault(id(call), call)
 
@@ -197,6 +206,5 @@ class ModuleAnalysis:
             return
         self._seen.add(key)
         self.findings.append(finding)
-        if finding.severity is not Severity.INFO and self._root not in self._broken_roots:
+        if finding.severity is not Severity.INFO:
             self._broken_roots.add(self._root)
-            self.broken_entries.update(name for name, root in self._entry_names.items() if root == self._root)

@@ -69,7 +69,7 @@ class FunctionWalker:
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
         self.given_tensor_displays = given_tensor_displays
-        self._comprehensions: bool | None = None  # see _may_break_comprehensions
+        self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
         self.wrapping = wrapping  # a decorator's wrapper: its call of the wrapped function (analysis/decorators.py)
         self.wrapped = wrapped  # the functions of this file it wraps
@@ -99,7 +99,7 @@ class FunctionWalker:
         self._bind_parameters()
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
-        self._eager_comprehension_breaks()
+        self.eager_comprehension_breaks()
         if self.module.keep_kinds:
             self.module.kinds.update(self.evaluator.kinds)
 
@@ -131,22 +131,24 @@ class FunctionWalker:
         )
 
     def _may_break_comprehensions(self) -> bool:
-        """Whether running this function eagerly could make GM519 findings (computed once)."""
+        """Whether running this function eagerly could make GM519 findings."""
+        return "GM519" in self.rules.by_code and sys.version_info < (3, 12) and bool(self._own_comprehensions())
+
+    def _own_comprehensions(self) -> list[ast.ListComp | ast.SetComp | ast.DictComp]:
+        """The function's own comprehensions (found once: every call in a loop asks)."""
         if self._comprehensions is None:
-            enabled = "GM519" in self.rules.by_code and sys.version_info < (3, 12)
-            self._comprehensions = bool(enabled and _own_comprehensions(self.function))
+            self._comprehensions = _own_comprehensions(self.function)
         return self._comprehensions
 
-    def eager_from_callee(self, call: ast.AST, arms: tuple[tuple[int, int, int, int], ...]) -> None:
+    def add_callee_cause(self, call: ast.AST, arms: tuple[tuple[int, int, int, int], ...]) -> None:
         """A function `call` runs breaks (found after this walk ended, as callees are walked after
         their callers): this function runs eagerly when the call runs, so its comprehensions may
         break (torchvision-style helpers called inside a `try`; transformers' output-capturing
-        wrapper around a forward that breaks)."""
+        wrapper around a forward that breaks). ModuleAnalysis then asks eager_comprehension_breaks."""
         self._eager_causes.append((call, arms))
         self._call_causes.add(id(call))
-        self._eager_comprehension_breaks()
 
-    def _eager_comprehension_breaks(self) -> None:
+    def eager_comprehension_breaks(self) -> None:
         """While dynamo runs this whole function eagerly (`_eager_causes`), Python 3.11 runs each
         list, set or dict comprehension in it as a frame of its own, which dynamo then compiles
         alone if the frame holds anything of torch's, and breaks on at once: the frame's input is
@@ -157,7 +159,7 @@ class FunctionWalker:
         rule = self.rules.by_code.get("GM519")
         if rule is None or not self._eager_causes or sys.version_info >= (3, 12):
             return
-        for node in _own_comprehensions(self.function):
+        for node in self._own_comprehensions():
             if self._iterates_natively(node.generators[0].iter) or not self._holds_torch(node):
                 continue
             # a cause counts where the comprehension can run on the same call (dynamo then runs
@@ -463,10 +465,10 @@ class FunctionWalker:
             and id(node) not in self._conditional_nodes()
         ):
             # this whole function runs eagerly whenever the `if` arms it is in are taken (see
-            # _eager_comprehension_breaks)
+            # eager_comprehension_breaks)
             self._eager_causes.append((node, self._arms_here()))
         elif amplifier is not None and amplifier.kind == "caller" and amplifier.certain and amplifier.site is not None:
-            self.module.eager_call_broke(amplifier.site)  # the caller runs eagerly: see eager_from_callee
+            self.module.eager_call_broke(amplifier.site)  # the caller runs eagerly: see add_callee_cause
         # A break that costs more than a split ranks higher; a comprehension is a loop.
         severity = Severity.WARNING if effect is Effect.BREAK else Severity.ERROR
         self._reported += 1

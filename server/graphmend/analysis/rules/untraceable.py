@@ -216,7 +216,7 @@ class RecurrentModuleCall(Rule):
 
 class ComprehensionInEagerFunction(Rule):
     """Reported by the walker once a function is walked (no hook): see
-    FunctionWalker._eager_comprehension_breaks."""
+    FunctionWalker.eager_comprehension_breaks."""
 
     code = "GM519"
     effect = Effect.FRAME_SKIP

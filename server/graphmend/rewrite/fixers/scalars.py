@@ -164,7 +164,6 @@ class ScalarFixer:
         """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
         allow it (tensor arithmetic, Python arithmetic before it, a local read only so); `title`
         says what the number was, the rest of the title what the arithmetic on it became."""
-        statement = ctx.statement_of(call)
         tested: list[ast.If] = []  # the `if`s that test the number (filled by _check_variable)
         steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float", "count") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
@@ -174,19 +173,12 @@ class ScalarFixer:
             value = None if steps else replacement
             replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype, conversion == "float")
             end, replacement = _as_python_divides(ctx, parent, end, replacement, value)
-        elif isinstance(statement, ast.Assign) and statement.value is end and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
-            python_float = conversion == "float"
-            if steps and (_held_as_python_float(signatures, value_dtype) or (problem is not None and _first_step_makes_a_float(ctx, call, steps, exact_int=conversion == "count"))):
-                # `n = t.item() + eps` with `t` of an unknown or integer dtype: Python holds a float64
-                # from the first step on, and every real value (bool, int64 rounded to nearest, any
-                # float) becomes the same float64 as `t.double()`
-                replacement, value_dtype, python_float = f"{replacement}.double()", ("const", "float64"), True
-                steps, problem = _python_steps(ctx, signatures, call, value_dtype)
-            if steps:
-                if problem is not None:
-                    raise DeclineError("python-arithmetic", problem)
-                replacement = _chain_text(ctx, call, steps, tensor, replacement, value_dtype)
-            chains = self._check_variable(ctx, signatures, function, statement, statement.targets[0].id, value_dtype, python_float, tested)
+        elif (binding := _binds_a_name(ctx, end)) is not None:
+            replacement, value_dtype, python_float = _bound_form(
+                ctx, signatures, call, steps, problem, replacement, tensor, value_dtype, conversion == "float", exact_int=conversion == "count"
+            )
+            target = binding.targets[0].id  # type: ignore[attr-defined]
+            chains = self._check_variable(ctx, signatures, function, binding, target, value_dtype, python_float, tested)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -305,7 +297,7 @@ class ScalarFixer:
             parent = ctx.parent(end)
             binding = _binds_a_name(ctx, end)
             if binding is not None and depth < _MAX_LOCAL_CHAIN:
-                text, bound_dtype, bound_python_float = _bound_form(ctx, signatures, use, steps, problem, value_dtype, python_float)
+                text, bound_dtype, bound_python_float = _bound_form(ctx, signatures, use, steps, problem, name, use, value_dtype, python_float, exact_int=False)
                 if text != name:
                     chains.append((end, text))
                 target = binding.targets[0].id  # type: ignore[attr-defined]
@@ -472,20 +464,31 @@ def _binds_a_name(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
 
 
 def _bound_form(
-    ctx: FixContext, signatures: Signatures, use: ast.Name, steps: _Steps, problem: str | None, value_dtype: tuple, python_float: bool
+    ctx: FixContext,
+    signatures: Signatures,
+    start: ast.expr,
+    steps: _Steps,
+    problem: str | None,
+    base: str,
+    tensor: ast.expr,
+    value_dtype: tuple,
+    python_float: bool,
+    exact_int: bool,
 ) -> tuple[str, tuple, bool]:
-    """A local bound from the number (`u = s * 2 + 1`, `s = max(s, 1e-6)`): its tensor form, and
-    the dtype and Python type that value then has. As at the first binding (`_plan_number`), a
-    floating value Python holds as a float64 stays a float64 tensor through its steps."""
-    base = use.id
-    if steps and (_held_as_python_float(signatures, value_dtype) or (problem is not None and _first_step_makes_a_float(ctx, use, steps, exact_int=False))):
+    """The tensor form of a name bound to the number after its Python `steps` (`n = t.item() +
+    eps`, and a local bound from such a name: `u = n * 2 + 1`, `n = max(n, 1e-6)`), with the dtype
+    and Python type that value then has. Where Python holds a float64 from the first step on (a
+    floating value narrower than float64, or `t.item() + eps` with `t` of an unknown or integer
+    dtype, where every real value becomes the same float64 as `t.double()`), the steps are done on
+    `base.double()` and the binding stays float64."""
+    if steps and (_held_as_python_float(signatures, value_dtype) or (problem is not None and _first_step_makes_a_float(ctx, start, steps, exact_int=exact_int))):
         base, value_dtype, python_float = f"{base}.double()", ("const", "float64"), True
-        steps, problem = _python_steps(ctx, signatures, use, value_dtype)
+        steps, problem = _python_steps(ctx, signatures, start, value_dtype)
     if not steps:
         return base, value_dtype, python_float
     if problem is not None:
         raise DeclineError("python-arithmetic", problem)
-    return _chain_text(ctx, use, steps, use, base, value_dtype), value_dtype, python_float or steps.float_result
+    return _chain_text(ctx, start, steps, tensor, base, value_dtype), value_dtype, python_float or steps.float_result
 
 
 def _held_as_python_float(signatures: Signatures, value_dtype: tuple) -> bool:
