@@ -231,3 +231,52 @@ def test_a_number_rounded_by_the_helper_gives_the_result_type_python_gives(numbe
             tensor = torch.zeros(shape, dtype=dtype)
             kept = torch.tensor(number).to(helper(tensor, number))  # type: ignore[operator]
             assert torch.result_type(tensor, kept) == torch.result_type(tensor, number), (dtype, shape)
+
+
+MASKED_ROWS_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, row_mask, col_mask):
+    return x[row_mask, :].mean() + x[:, col_mask].sum()
+'''
+
+
+def _outcome(run, args):  # type: ignore[no-untyped-def]
+    torch._dynamo.reset()
+    try:
+        out = run(*args)
+    except (RuntimeError, IndexError) as error:
+        return type(error).__name__, str(error).splitlines()[0]
+    return out.dtype, out.shape, round(out.item(), 4)  # the column sum is rewritten: equal up to rounding
+
+
+def test_a_mask_among_slices_selects_rows_and_columns_without_a_break(tmp_path: Path) -> None:
+    (original, rewritten), paths = _pair(tmp_path, MASKED_ROWS_SOURCE, "_graphmend_mask_spans(row_mask, 0, 1, x)")
+    accepted = [
+        (torch.randn(4, 3, 2), torch.randn(4, 3) > 0, torch.randn(3, 2) > 0),  # rows over two dimensions
+        (torch.randn(3, 3), torch.tensor([True, False, True]), torch.zeros(3, dtype=torch.bool)),  # no column
+    ]
+    for args in accepted:
+        expected, got = original(*args), rewritten(*args)
+        assert got.dtype == expected.dtype and torch.allclose(got, expected)
+    before = run_compiled(original, accepted, str(paths[0]))
+    after = run_compiled(rewritten, accepted, str(paths[1]))
+    assert before.break_sites and not after.break_sites
+    for a, b in zip(before.observations, after.observations):
+        assert a.error is None and b.error is None and torch.allclose(a.output, b.output)
+
+
+def test_a_mask_among_slices_the_check_rejects_runs_as_before(tmp_path: Path) -> None:
+    (original, rewritten), _ = _pair(tmp_path, MASKED_ROWS_SOURCE, "_graphmend_mask_spans(row_mask, 0, 1, x)")
+    columns = torch.tensor([True, False, True])
+    rejected = [
+        (torch.randn(4, 3), torch.randn(4, 3) > 0, columns),  # `x[row_mask, :]` with a mask over both dimensions raises
+        (torch.randn(4, 3), torch.randn(3) > 0, columns),  # a mask of another shape raises
+        (torch.randn(4, 3), torch.tensor([1, 0, 0, 1]), columns),  # integer indices (rows 1, 0, 0, 1), not a mask
+    ]
+    for args in rejected:
+        expected = _outcome(original, args)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            assert _outcome(run, args) == expected
+    assert isinstance(_outcome(original, rejected[2]), tuple), "integer indices should pick rows"

@@ -127,6 +127,48 @@ def {name}(mask, rows, labels, loss=None):
     )
 '''
 
+MASK_SPANS = "_graphmend_mask_spans"
+assert MASK_SPANS in TRUE_WHEN_FIXED_NAMES
+
+_MASK_SPANS_TEXT = '''
+
+def {name}(mask, lead, rest, *values):
+    """Whether `mask` is a boolean tensor on the device of `values` (tensors of one shape and
+    dtype) with the shape of their dimensions from `lead` on (`lead` None: their last ones), with
+    at least `rest` dimensions after it: then `x[:, mask]` (lead 1; `x[mask, :]` is lead 0, rest
+    1; `x[..., mask]` is lead None) holds the elements `torch.where` keeps under the mask spread
+    over those dimensions, so `x[:, mask].sum()` is
+    `torch.where(_graphmend_spread_mask(mask, x, 1), x, 0).sum()`.
+
+    Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original code runs.
+    """
+    if not (isinstance(mask, {torch}.Tensor) and mask.dtype == {torch}.bool):
+        return False
+    if not all(isinstance(v, {torch}.Tensor) for v in values):
+        return False
+    first = values[0]
+    alike = all(v.shape == first.shape and v.dtype == first.dtype and v.device == mask.device for v in values)
+    start = first.dim() - mask.dim() if lead is None else lead
+    end = start + mask.dim()
+    return alike and start >= 0 and end + rest <= first.dim() and first.shape[start:end] == mask.shape
+'''
+
+SPREAD_MASK = "_graphmend_spread_mask"
+
+_SPREAD_MASK_TEXT = '''
+
+def {name}(mask, value, lead) -> {torch}.Tensor:
+    """`mask` with dimensions of size 1 around it, so that it lines up with the dimensions of
+    `value` from `lead` on (`lead` None: its last ones) and broadcasts over the others.
+
+    Added by GraphMend, with `_graphmend_mask_spans` (which checks that it lines up): a view,
+    shaped while tracing.
+    """
+    start = value.dim() - mask.dim() if lead is None else lead
+    return mask.reshape((1,) * start + tuple(mask.shape) + (1,) * (value.dim() - start - mask.dim()))
+'''
+
 FLOAT_DIVISOR = "_graphmend_float_divisor"
 
 _FLOAT_DIVISOR_TEXT = '''
@@ -215,6 +257,8 @@ _TEXTS = {
     ONE_VALUE: _ONE_VALUE_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,
+    MASK_SPANS: _MASK_SPANS_TEXT,
+    SPREAD_MASK: _SPREAD_MASK_TEXT,
     FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
     INT_DIVISOR: _INT_DIVISOR_TEXT,
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,

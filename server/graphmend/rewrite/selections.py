@@ -34,6 +34,49 @@ def selection_of(ctx: FixContext, node: ast.AST, trusted: bool = False) -> Selec
     return Selection(node, tensor, mask) if trusted or ctx.kind(mask) in BOOL_KINDS else None
 
 
+@dataclass(frozen=True)
+class MaskIndex:
+    """The index of a boolean-mask selection: the mask alone (`x[m]`), or the mask among full
+    slices (`x[:, m]`, `x[m, :]`, `x[..., m]`), which selects over the dimensions it stands for."""
+
+    index: ast.expr  # as written; other selections by the same mask are written alike
+    mask: ast.expr
+    lead: int | None  # dimensions before the mask's (None: the mask covers the last dimensions)
+    rest: int  # full slices after the mask, each a dimension the tensor must have
+
+    @property
+    def among_slices(self) -> bool:
+        return self.index is not self.mask
+
+
+def mask_index(index: ast.expr) -> MaskIndex | None:
+    """The mask in `index` and where it stands, when `index` is one expression (the mask) or a
+    tuple of full slices (`:`) with one other element, the mask, and at most one `...` (before
+    the mask only when nothing follows it); None for any other index (integers, partial slices,
+    several masks)."""
+    if not isinstance(index, ast.Tuple):
+        return None if isinstance(index, ast.Slice) or _is_ellipsis(index) else MaskIndex(index, index, 0, 0)
+    others = [i for i, element in enumerate(index.elts) if not (_is_full_slice(element) or _is_ellipsis(element))]
+    if len(others) != 1 or any(isinstance(element, ast.Starred) for element in index.elts):
+        return None
+    position = others[0]
+    before, after = index.elts[:position], index.elts[position + 1 :]
+    rest = sum(_is_full_slice(element) for element in after)
+    if not any(_is_ellipsis(element) for element in before):
+        return MaskIndex(index, index.elts[position], position, rest)
+    if len(before) == 1 and not after:
+        return MaskIndex(index, index.elts[position], None, 0)  # `x[..., m]`
+    return None
+
+
+def _is_full_slice(node: ast.expr) -> bool:
+    return isinstance(node, ast.Slice) and node.lower is None and node.upper is None and node.step is None
+
+
+def _is_ellipsis(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+
 def reference_root(node: ast.expr) -> str | None:
     """The name a name or attribute chain starts from (`x`, `self.config.eps`): such an expression
     is cheap and has no effect when read again; None for anything else."""

@@ -21,10 +21,12 @@ block: each becomes the work on the whole tensors, and every reduction of them k
 results, provided no name of the chain is read after its block or assigned again.
 
 Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, or a loss with
-reduction `mean`/`sum`; one mask for every selection, with the shape of each selected tensor (a
-mask over leading dimensions selects rows, which `where` would align with the trailing dimensions
-instead). Where the shapes are not proven, `_graphmend_mask_selects_alike` (settled while tracing)
-chooses between the rewrite and the original expression. `mean` becomes sum / count, which is NaN
+reduction `mean`/`sum`; one mask for every selection, alone or among full slices (`x[:, m]`,
+`x[m, :]`, `x[..., m]`). Where the mask is not proven to have each tensor's shape,
+`_graphmend_mask_spans` (settled while tracing) chooses between the rewrite and the original
+expression, and the rewrite spreads the mask over the dimensions it does not cover
+(`_graphmend_spread_mask`): a mask over leading dimensions selects rows, which `where` would
+otherwise align with the trailing dimensions. `mean` becomes sum / count, which is NaN
 for an empty selection exactly like the original. `max`/`min` are declined: on an empty selection
 the original raises, and a `-inf` identity would return a value instead.
 """
@@ -38,13 +40,13 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS
 from ...findings import Edit, Finding
-from ..compile_checks import MASK_SELECTS_ALIKE, call_text, checked_or_original, helper_edits
+from ..compile_checks import MASK_SPANS, SPREAD_MASK, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..flow import rest_of_block
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
-from ..selections import Selection, reference_root, rereadable, selection_of
+from ..selections import MaskIndex, Selection, mask_index, reference_root, rereadable, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
@@ -104,29 +106,30 @@ class MaskedReductionFixer:
             if binding is None:
                 raise
             return self._plan_named(finding, ctx, function, selection, binding)
+        index = _mask_index(selection)
+        mask = index.mask
         # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
-        named_only = ctx.kind(selection.mask) not in BOOL_KINDS
-        if named_only and not _is_reference(selection.mask):
+        named_only = ctx.kind(mask) not in BOOL_KINDS
+        if named_only and not _is_reference(mask):
             raise DeclineError("not-a-mask", "the index is not a boolean mask")
         leaves = _Leaves()
-        nonlinear = any([_collect(ctx, operand, selection.mask, leaves) for operand in reduction.operands]) or reduction.loss is not None
-        mask = selection.mask
+        nonlinear = any([_collect(ctx, operand, index.index, leaves) for operand in reduction.operands]) or reduction.loss is not None
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-        unproven = [leaf.tensor for leaf in leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
+        unproven = [leaf.tensor for leaf in leaves if _unproven(signatures, index, named_only, leaf)]
         if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in leaves)):
             raise DeclineError(
                 "mask-shape",
                 f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}` "
                 "(a mask over leading dimensions selects rows), and they are not plain names to check while tracing",
             )
-        replacement = _replacement(ctx, reduction, leaves, mask, nonlinear, "1" if leaves.positive else "0")
+        where = _where_form(ctx, index, [leaf.tensor for leaf in leaves], proven=not unproven)
+        replacement = _replacement(ctx, reduction, leaves, where, nonlinear, "1" if leaves.positive else "0")
         edits: list[Edit] = []
-        if unproven:
-            check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
-            replacement = checked_or_original(replacement, check, ctx.code(reduction.call))
-            edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
+        if where.check is not None:
+            replacement = checked_or_original(replacement, where.check, ctx.code(reduction.call))
+            edits += [edit for helper in where.helpers for edit in helper_edits(ctx, helper)]
         target = ctx.cst_node(function, reduction.call, cst.Call)
         edits.insert(0, ctx.rewrite(function, {target: cst.parse_expression(replacement)}))
         import_edit = ctx.import_edit()
@@ -143,7 +146,8 @@ class MaskedReductionFixer:
         selected results with `torch.where`, as in the one-expression case. Shapes not proven are
         checked while tracing, at each binding and at every reduction alike (the original code
         runs where the check fails)."""
-        mask = selection.mask
+        index = _mask_index(selection)
+        mask = index.mask
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
         name = binding.targets[0].id  # type: ignore[attr-defined]
         if not _is_reference(mask):
@@ -159,7 +163,7 @@ class MaskedReductionFixer:
                 raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         block = rest_of_block(ctx, binding)
-        chain = _chain(ctx, block, mask)
+        chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
         positive = any(leaves.positive for _, leaves in chain)
         nonlinear = any(leaves.nonlinear for _, leaves in chain)
@@ -184,7 +188,7 @@ class MaskedReductionFixer:
                 if any(r.call is reduction.call for r, _ in reductions):
                     continue
                 found = _Leaves(names)
-                found.nonlinear = any([_collect(ctx, operand, mask, found) for operand in reduction.operands])
+                found.nonlinear = any([_collect(ctx, operand, index.index, found) for operand in reduction.operands])
                 positive = positive or found.positive
                 nonlinear = nonlinear or found.nonlinear or reduction.loss is not None
                 reductions.append((reduction, found))
@@ -194,26 +198,27 @@ class MaskedReductionFixer:
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         all_leaves = [leaf for _, leaves in chain for leaf in leaves] + [leaf for _, found in reductions for leaf in found]
-        unproven = [leaf.tensor for leaf in all_leaves if named_only or not signatures.equal_shapes(signatures.of(mask), signatures.of(leaf.tensor))]
+        unproven = [leaf.tensor for leaf in all_leaves if _unproven(signatures, index, named_only, leaf)]
         if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in all_leaves)):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}`, and they are not plain names to check while tracing")
-        check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *dict.fromkeys(ctx.code(leaf.tensor) for leaf in all_leaves)) if unproven else None
+        where = _where_form(ctx, index, [leaf.tensor for leaf in all_leaves], proven=not unproven)
+        check = where.check
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
         for chained, leaves in chain:
-            full = {id(leaf.node): _filled(ctx, leaf, mask, nonlinear, fill) for leaf in leaves}
+            full = {id(leaf.node): _filled(ctx, leaf, where, nonlinear, fill) for leaf in leaves}
             value = ctx.code_with(chained.value, full)
             if not leaves:
                 continue  # work on names of the chain only: its text stays, and so does its meaning
             value_text = value if check is None else checked_or_original(value, check, ctx.code(chained.value))
             replacements[ctx.cst_node(function, chained.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
         for reduction, found in reductions:
-            text = _replacement(ctx, reduction, found, mask, nonlinear, fill)
+            text = _replacement(ctx, reduction, found, where, nonlinear, fill)
             if check is not None:
                 text = checked_or_original(text, check, ctx.code(reduction.call))
             replacements[ctx.cst_node(function, reduction.call, cst.Call)] = cst.parse_expression(text)
         edits: list[Edit] = [ctx.rewrite(function, replacements)]
         if check is not None:
-            edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
+            edits += [edit for helper in where.helpers for edit in helper_edits(ctx, helper)]
         else:
             import_edit = ctx.import_edit()
             if import_edit is not None:
@@ -260,10 +265,10 @@ def _rebinds(binding: ast.Assign) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(binding.value))
 
 
-def _filled(ctx: FixContext, leaf: Selection, mask: ast.expr, nonlinear: bool, fill: str) -> str:
+def _filled(ctx: FixContext, leaf: Selection, where: _Where, nonlinear: bool, fill: str) -> str:
     """The whole tensor in place of the selection `leaf`: with `fill` outside the mask where the
     work on it is not linear (a NaN or inf there would reach the gradient as `0 * nan`)."""
-    return f"{ctx.atom(leaf.tensor)}.masked_fill(~{ctx.atom(mask)}, {fill})" if nonlinear else ctx.atom(leaf.tensor)
+    return f"{ctx.atom(leaf.tensor)}.masked_fill(~{where.atom}, {fill})" if nonlinear else ctx.atom(leaf.tensor)
 
 
 def _binding(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
@@ -441,20 +446,64 @@ def _number(node: ast.expr) -> int | float | None:
     return None
 
 
-def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection], mask: ast.expr, nonlinear: bool, fill: str = "0") -> str:
+def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection], where: _Where, nonlinear: bool, fill: str = "0") -> str:
     torch = ctx.torch_name()
-    full = {id(leaf.node): _filled(ctx, leaf, mask, nonlinear, fill) for leaf in leaves}
+    full = {id(leaf.node): _filled(ctx, leaf, where, nonlinear, fill) for leaf in leaves}
     operands = [ctx.code_with(operand, full) for operand in reduction.operands]
     if reduction.loss is not None:
         keywords = "".join(f", {k.arg}={ctx.code(k.value)}" for k in reduction.loss_keywords)
         values = f'{reduction.loss}({operands[0]}, {operands[1]}, reduction="none"{keywords})'
     else:
         values = operands[0]
-    kept = f"{torch}.where({ctx.code(mask)}, {values}, {{identity}})"
+    kept = f"{torch}.where({where.condition}, {values}, {{identity}})"
     if reduction.kind == "mean":
-        return f"({kept.format(identity='0')}.sum() / {ctx.atom(mask)}.sum())"
+        return f"({kept.format(identity='0')}.sum() / {where.count})"
     return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
 
 
 def _is_reference(node: ast.expr) -> bool:
     return reference_root(node) is not None
+
+
+@dataclass(frozen=True)
+class _Where:
+    """How the rewrite writes the mask: the `where` condition (and its atom, negated for a fill),
+    the count of selected elements a mean divides by, and the check settled while tracing (None
+    where the shapes are proven) with the helpers it needs."""
+
+    condition: str
+    atom: str
+    count: str
+    check: str | None
+    helpers: tuple[str, ...]
+
+
+def _mask_index(selection: Selection) -> MaskIndex:
+    index = mask_index(selection.mask)
+    if index is None:
+        raise DeclineError("not-a-mask", "the index is not a boolean mask, alone or among full slices (`:`, `...`)")
+    return index
+
+
+def _unproven(signatures: Signatures, index: MaskIndex, named_only: bool, leaf: Selection) -> bool:
+    """Whether the mask's shape against `leaf`'s tensor is left to the check while tracing: always
+    for a mask among slices (`x[:, m]`), whose dimensions the analysis does not place."""
+    return index.among_slices or named_only or not signatures.equal_shapes(signatures.of(index.mask), signatures.of(leaf.tensor))
+
+
+def _where_form(ctx: FixContext, index: MaskIndex, tensors: list[ast.expr], proven: bool) -> _Where:
+    """The mask as the rewrite writes it. A mask proven to have the tensors' shape is the `where`
+    condition as it is. Any other is checked while tracing (`_graphmend_mask_spans`) and spread
+    over the tensor's other dimensions (`_graphmend_spread_mask`): a mask over rows (`x[m]` with
+    fewer dimensions than `x`) or among slices (`x[:, m]`) selects whole rows or columns, and a
+    mean divides by the count of the spread mask over the whole tensor (every selected element,
+    as `x[m].mean()` counts them)."""
+    mask = ctx.code(index.mask)
+    if proven:
+        atom = ctx.atom(index.mask)
+        return _Where(mask, atom, f"{atom}.sum()", None, ())
+    values = list(dict.fromkeys(ctx.code(tensor) for tensor in tensors))
+    lead = "None" if index.lead is None else str(index.lead)
+    spread = call_text(SPREAD_MASK, mask, values[0], lead)
+    check = call_text(MASK_SPANS, mask, lead, str(index.rest), *values)
+    return _Where(spread, spread, f"{spread}.expand_as({ctx.atom(tensors[0])}).sum()", check, (MASK_SPANS, SPREAD_MASK))
