@@ -16,6 +16,7 @@ no break, same values. It must not change what it feeds (taxonomy P03, P08):
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -179,6 +180,10 @@ class ScalarFixer:
             )
             target = binding.targets[0].id  # type: ignore[attr-defined]
             chains = self._check_variable(ctx, signatures, function, binding, target, value_dtype, python_float, tested)
+        elif conversion == "count" and not steps and (branch := _tested_branch(ctx, function, end, _size_operand(ctx, signatures))) is not None:
+            # `if x[m].numel() != y.numel(): raise ...`: the count compared with sizes, exactly as
+            # int64, and the `if` left for the fixer of a tensor test (a check, typically)
+            tested.append(branch)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -733,11 +738,13 @@ def _chain_text(
 _COMPARISONS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)
 
 
-def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.Name) -> ast.If | None:
-    """The `if` of `function` whose whole test (or its negation) compares the number with number
-    literals: `if n > 0:`, `if not 0 < n <= 1:`. Python compares the number exactly; the 0-d
-    tensor compares the same when the literals are integers its dtype holds or, in float64 (see
-    `_compares_exactly_as_is`), floats and integers below 2**53."""
+def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.expr, exact_operand: Callable[[ast.expr], bool] | None = None) -> ast.If | None:
+    """The `if` of `function` whose test (or its negation, or a part of its `and`/`or`) compares
+    the number with number literals: `if n > 0:`, `if not 0 < n <= 1:`, `if ready and n > 0:`.
+    Python compares the number exactly; the 0-d tensor compares the same when the literals are
+    integers its dtype holds or, in float64 (see `_compares_exactly_as_is`), floats and integers
+    below 2**53. `exact_operand` accepts other operands the caller knows compare exactly (a
+    count against a size: two integers)."""
     compare = ctx.parent(use)
     if not isinstance(compare, ast.Compare) or not all(isinstance(op, _COMPARISONS) for op in compare.ops):
         return None
@@ -745,17 +752,23 @@ def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.Name) -> ast.If 
     if sum(o is use for o in operands) != 1:
         return None
     for operand in operands:
-        if operand is use or _python_float_name(ctx, function, operand):
+        if operand is use or _python_float_name(ctx, function, operand) or (exact_operand is not None and exact_operand(operand)):
             continue
         if not (is_small_int(operand) or is_float_literal(operand)) or abs(literal_value(operand)) >= EXACT_DOUBLE_INT:
             return None
     node: ast.AST = compare
     branch = ctx.parent(node)
-    while isinstance(branch, ast.UnaryOp) and isinstance(branch.op, ast.Not):
+    while (isinstance(branch, ast.UnaryOp) and isinstance(branch.op, ast.Not)) or isinstance(branch, ast.BoolOp):
         node, branch = branch, ctx.parent(branch)
     if isinstance(branch, ast.If) and branch.test is node and ctx.function_of(branch) is function:
         return branch
     return None
+
+
+def _size_operand(ctx: FixContext, signatures: Signatures) -> Callable[[ast.expr], bool]:
+    """Whether an operand compared with a count is a Python int (a size: `y.numel()`,
+    `x.shape[0] * 2`), which an int64 0-d tensor compares exactly as Python compared the count."""
+    return lambda operand: _python_number(ctx, signatures, operand) == "int"
 
 
 def _python_float_name(ctx: FixContext, function: ast.AST, node: ast.expr) -> bool:
