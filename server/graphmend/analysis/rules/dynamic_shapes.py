@@ -50,6 +50,25 @@ class BooleanMaskIndex(Rule):
                 return
 
 
+class OneHotWithoutClassCount(TensorOpRule):
+    """`F.one_hot(t)` sizes its output by `t.max() + 1`. Dynamo refuses it outright (GB0246), so
+    `capture_dynamic_output_shape_ops` does not help: only a `num_classes` other than -1 does."""
+
+    code = "GM408"
+    qualnames = frozenset({"torch.nn.functional.one_hot"})
+    methods = frozenset()
+
+    def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
+        given = rest[:1] + [k.value for k in node.keywords if k.arg == "num_classes"]
+        if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+            return False  # `**kwargs` / `*args` may pass it
+        return not given or (isinstance(given[0], ast.UnaryOp) and isinstance(given[0].op, ast.USub) and _is_one(given[0].operand))
+
+
+def _is_one(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value == 1 and type(node.value) is int
+
+
 class RepeatInterleaveByTensor(ShapeOpRule):
     code = "GM406"
     qualnames = frozenset({"torch.repeat_interleave"})

@@ -51,6 +51,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0175": "builtin isinstance() cannot determine type of argument",
     "GB0207": "sort with non-constant keys",
     "GB0208": "torch.* op returned non-Tensor",
+    "GB0246": "Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",
     "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
     "GB0291": "logging.Logger method not supported for non-export cases",
     "GB0294": "attempted to trace numpy function unsupported by PyTorch",
