@@ -12,7 +12,8 @@ how many image features one image gives (`get_image_features`), and called with 
 exactly that many image tokens. The fixed variant is a copy of the package with `graphmend fix`
 (the safe tier) applied to the model's own folder. Each variant runs in its own process: graphs
 and break sites (counting backend + graph_breaks log), the eager output, and whether one image
-token too many still raises the same ValueError eagerly and compiled.
+token too many still raises the same ValueError eagerly and compiled, and whether inductor compiles the
+model (its output allclose to eager).
 
 Prints one row per model and the totals; model types that do not build or run small are listed
 with their error.
@@ -106,10 +107,15 @@ def run_probe(model_type: str, state: Path) -> None:
                 errors.append(None)
             except ValueError as error:
                 errors.append(str(error))
+        torch._dynamo.reset()
+        try:
+            inductor = "allclose" if torch.allclose(torch.compile(model)(**inputs).logits, eager, atol=1e-5) else "DIFFERS"
+        except Exception as error:  # a failure to compile is what this column reports
+            inductor = f"FAILS: {type(error).__name__}"
     record = break_record(result, {}, package)
     record.pop("coverage")
     equal = torch.equal(torch.load(state / "outputs-original.pt"), eager)
-    print(json.dumps({**record, "equal": equal, "mismatch_raises": errors[0] is not None and errors[0] == errors[1]}))
+    print(json.dumps({**record, "equal": equal, "mismatch_raises": errors[0] is not None and errors[0] == errors[1], "inductor": inductor}))
 
 
 def _image_token(config) -> int:  # type: ignore[no-untyped-def]
@@ -185,12 +191,12 @@ def main() -> int:
         with ThreadPoolExecutor(args.jobs) as pool:
             rows = list(pool.map(one, models))
     ran = [r for r in rows if r["original"].get("graphs") and r["fixed"].get("graphs")]
-    print(f"{'model':<28} {'graphs':>9} {'breaks':>9}  output   mismatch raises")
+    print(f"{'model':<28} {'graphs':>9} {'breaks':>9}  output   mismatch raises  inductor (fixed)")
     for row in ran:
         a, b = row["original"], row["fixed"]
         print(
             f"{row['model']:<28} {a['graphs']:>4} -> {b['graphs']:<2} {len(a['breaks']):>4} -> {len(b['breaks']):<2}  "
-            f"{'equal' if b['equal'] else 'DIFFERS':<8} {'same' if b['mismatch_raises'] and a['mismatch_raises'] else 'NO'}"
+            f"{'equal' if b['equal'] else 'DIFFERS':<8} {'same' if b['mismatch_raises'] and a['mismatch_raises'] else 'NO':<16} {b['inductor']}"
         )
     sites_before = sum(len(r["original"]["breaks"]) for r in ran)
     sites_after = sum(len(r["fixed"]["breaks"]) for r in ran)
