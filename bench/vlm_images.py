@@ -185,7 +185,7 @@ def main() -> int:
         def one(model_type: str) -> dict:
             state = Path(scratch) / "state" / model_type
             before = probe(model_type, package.parent, state, args.timeout)
-            after = probe(model_type, fixed, state, args.timeout) if "error" not in before or before.get("graphs") else {}
+            after = probe(model_type, fixed, state, args.timeout) if before.get("graphs") else {}
             return {"model": model_type, "original": before, "fixed": after}
 
         with ThreadPoolExecutor(args.jobs) as pool:

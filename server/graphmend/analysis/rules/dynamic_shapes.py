@@ -62,11 +62,13 @@ class OneHotWithoutClassCount(TensorOpRule):
         given = rest[:1] + [k.value for k in node.keywords if k.arg == "num_classes"]
         if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
             return False  # `**kwargs` / `*args` may pass it
-        return not given or (isinstance(given[0], ast.UnaryOp) and isinstance(given[0].op, ast.USub) and _is_one(given[0].operand))
+        return not given or _is_minus_one(given[0])
 
 
-def _is_one(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and node.value == 1 and type(node.value) is int
+def _is_minus_one(node: ast.expr) -> bool:
+    """The literal `-1` (one_hot's default, "infer from the data")."""
+    operand = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else None
+    return isinstance(operand, ast.Constant) and type(operand.value) is int and operand.value == 1
 
 
 class RepeatInterleaveByTensor(ShapeOpRule):
