@@ -18,10 +18,16 @@ divides by a selection (a depth loss's `log(pred) - log(gt)`, a relative error `
 the fill is 1 instead, finite with a finite derivative under all of these and the others.
 Names bound to such work (`pred = pred[m]; gt = gt[m]; err = pred - gt`) form a chain in one
 block: each becomes the work on the whole tensors, and every reduction of them keeps the selected
-results, provided no name of the chain is read after its block or assigned again.
+results, provided no name of the chain is read after its block or assigned again. A block ending
+in `return` is followed by nothing; where the names are read after an `if` at the end of the
+function (`if mask is not None: pred = pred[mask]`), that code is repeated inside the `if` first
+(rewrite/tail_copy.py).
 
-Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, or a loss with
-reduction `mean`/`sum`; one mask for every selection, alone or among full slices (`x[:, m]`,
+Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, a full `var` or
+`std` with a constant correction (two masked passes: the mean of the selection, then the squared
+deviations from it, divided by the count less the correction: NaN for too few elements, as the
+original; torch's degrees-of-freedom warning is not repeated, as under inductor and aot_eager,
+which do not emit it for the original either), or a loss with reduction `mean`/`sum`; one mask for every selection, alone or among full slices (`x[:, m]`,
 `x[m, :]`, `x[..., m]`). Where the mask is not proven to have each tensor's shape,
 `_graphmend_mask_spans` (settled while tracing) chooses between the rewrite and the original
 expression, and the rewrite spreads the mask over the dimensions it does not cover
@@ -48,9 +54,11 @@ from ..purity import check_pure
 from ..py_types import Function
 from ..selections import MaskIndex, Selection, mask_index, reference_root, rereadable, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
+from ..tail_copy import plan_with_tail_copied
 
 _IDENTITY = {"sum": "0", "nansum": "0", "prod": "1"}
 _REDUCTIONS = frozenset({*_IDENTITY, "mean"})
+_SPREADS = frozenset({"var", "std"})  # two passes: the mean of the selection, then the squared deviations
 _CASTS = frozenset({"float", "double", "half", "bfloat16", "long", "int", "short", "bool"})
 # Elementwise methods/functions of one tensor, all finite at 0 with a finite derivative there.
 _LINEAR_UNARY = frozenset({"neg", "negative"})
@@ -80,6 +88,7 @@ class _Reduction:
     operands: tuple[ast.expr, ...]  # the elementwise expressions it reduces (two for a loss)
     loss: str | None = None  # the loss function's text, with its constant keywords
     loss_keywords: tuple[ast.keyword, ...] = ()
+    correction: int = 1  # var and std: the divisor is the count less this
 
 
 class MaskedReductionFixer:
@@ -105,7 +114,12 @@ class MaskedReductionFixer:
             binding = _binding(ctx, selection.node)
             if binding is None:
                 raise
-            return self._plan_named(finding, ctx, function, selection, binding)
+            try:
+                return self._plan_named(finding, ctx, function, selection, binding)
+            except DeclineError as declined:
+                if declined.key != "read-after-block":
+                    raise
+                return plan_with_tail_copied(finding, ctx, binding, declined, self.plan)
         index = _mask_index(selection)
         mask = index.mask
         # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
@@ -154,7 +168,9 @@ class MaskedReductionFixer:
             raise DeclineError("mask-shape", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name, to read again where `{name}` is reduced")
         if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
-        nodes = list(ast.walk(function))
+        block = rest_of_block(ctx, binding)
+        block_end = block[-1].end_lineno or block[-1].lineno
+        nodes = _reachable_after(list(ast.walk(function)), block, block_end)
         root = reference_root(mask)
         for node in nodes:
             stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
@@ -162,12 +178,10 @@ class MaskedReductionFixer:
             if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
                 raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
-        block = rest_of_block(ctx, binding)
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
         positive = any(leaves.positive for _, leaves in chain)
         nonlinear = any(leaves.nonlinear for _, leaves in chain)
-        block_end = block[-1].end_lineno or block[-1].lineno
         reductions: list[tuple[_Reduction, _Leaves]] = []
         for chained, _ in chain:
             bound = chained.targets[0].id  # type: ignore[attr-defined]
@@ -178,7 +192,7 @@ class MaskedReductionFixer:
                 raise DeclineError("not-a-reduction", f"`{bound}` is never reduced")
             for use in uses:
                 if use.lineno > block_end:
-                    raise DeclineError("not-a-reduction", f"`{bound}` is read after the block that binds it, where it may hold the unselected value")
+                    raise DeclineError("read-after-block", f"`{bound}` is read after the block that binds it, where it may hold the unselected value")
                 if any(ctx.contains(other.value, use) for other, _ in chain):
                     continue  # elementwise work of a later name in the chain
                 try:
@@ -252,6 +266,16 @@ def _chain(ctx: FixContext, block: list[ast.stmt], mask: ast.expr) -> list[tuple
     return chain
 
 
+def _reachable_after(nodes: list[ast.AST], block: list[ast.stmt], block_end: int) -> list[ast.AST]:
+    """The nodes of the function that the rest of the block can flow into: all of them, unless
+    the block ends in `return` or `raise` (the usual `if mask is not None: pred = pred[mask]; ...;
+    return loss`), when nothing after its last line runs after it. The binding is never in a loop
+    here, so no earlier line runs again either; earlier lines stay in, to be conservative."""
+    if not isinstance(block[-1], (ast.Return, ast.Raise)):
+        return nodes
+    return [node for node in nodes if getattr(node, "lineno", 0) <= block_end]
+
+
 def _check_no_later_store(nodes: list[ast.AST], name: str, binding: ast.Assign) -> None:
     """Declines when `name` is stored again after `binding` (an augmented assignment's target is a store too)."""
     for node in nodes:
@@ -312,6 +336,10 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
                 if call.args or call.keywords:
                     raise DeclineError("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
                 return _Reduction(call, name, (node,))
+            if name in _SPREADS:
+                if call.args:
+                    raise DeclineError("not-a-reduction", f"`.{name}(...)` is given a dimension: it is not a full reduction")
+                return _Reduction(call, name, (node,), correction=_correction(call))
             node = call
             continue
         if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
@@ -322,12 +350,29 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
             leaf = name.rsplit(".", 1)[-1]
             if name in ("torch.sum", "torch.prod", "torch.mean", "torch.nansum") and len(parent.args) == 1 and not parent.keywords:
                 return _Reduction(parent, leaf, (node,))
+            if name in ("torch.var", "torch.std") and len(parent.args) == 1:
+                return _Reduction(parent, leaf, (node,), correction=_correction(parent))
             if name.startswith(("torch.nn.functional.", "torch.")) and leaf in _ELEMENTWISE_LOSSES:
                 return _loss_reduction(ctx, parent, leaf)
             if name.startswith("torch.") and (leaf in _BINARY or leaf in _LINEAR_UNARY | _NONLINEAR_UNARY | _BOOL_UNARY | _POSITIVE_UNARY):
                 node = parent
                 continue
         raise DeclineError("not-a-reduction", "the selected elements are used as a tensor, not only reduced")
+
+
+def _correction(call: ast.Call) -> int:
+    """The correction of a full `var`/`std` call: 1 (unbiased) unless `correction=<int>` or
+    `unbiased=<bool>` says otherwise; anything else (a dimension, a name) is declined."""
+    correction = 1
+    for keyword in call.keywords:
+        value = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
+        if keyword.arg == "correction" and type(value) is int and value >= 0:
+            correction = value
+        elif keyword.arg == "unbiased" and type(value) is bool:
+            correction = int(value)
+        else:
+            raise DeclineError("not-a-reduction", "the variance is not a full reduction with a constant correction")
+    return correction
 
 
 def _method_call(ctx: FixContext, parent: ast.AST | None, receiver: ast.expr) -> tuple[ast.Call, str] | None:
@@ -456,6 +501,12 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection]
     else:
         values = operands[0]
     kept = f"{torch}.where({where.condition}, {values}, {{identity}})"
+    if reduction.kind in _SPREADS:
+        mean = f"({kept.format(identity='0')}.sum() / {where.count})"
+        divisor = where.count if reduction.correction == 0 else f"({where.count} - {reduction.correction})"
+        deviations = f"{torch}.where({where.condition}, ({values} - {mean}) ** 2, 0)"
+        variance = f"({deviations}.sum() / {divisor})"
+        return variance if reduction.kind == "var" else f"{variance}.sqrt()"
     if reduction.kind == "mean":
         return f"({kept.format(identity='0')}.sum() / {where.count})"
     return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
