@@ -36,6 +36,10 @@ from .symbols import (
 # Facts about torch.Tensor methods and attributes (return kinds). Checked against torch 2.13.
 # ---------------------------------------------------------------------------------------------
 TENSOR_VALUED_ATTRS = frozenset({"T", "mT", "H", "mH", "data", "grad", "real", "imag", "_base"})
+# Fields of the named tuples that `max(dim=)`, `min(dim=)`, `sort`, `topk`, `kthvalue`, `mode`,
+# `median(dim=)` return: the analysis gives such a call the kind of a tensor, and `.values` read
+# without a call is the field (a sparse tensor's `values` is a method, called).
+NAMED_TUPLE_FIELDS = frozenset({"values", "indices"})
 PY_METHODS = frozenset(
     {
         "size", "dim", "ndimension", "numel", "nelement", "element_size", "item", "tolist", "data_ptr",
@@ -358,9 +362,13 @@ class Evaluator:
         if base in TENSOR_KINDS:
             if attr in TENSOR_VALUED_ATTRS:
                 return Kind.TENSOR if attr != "data" else base
+            if attr in NAMED_TUPLE_FIELDS:
+                return Kind.BOOL if attr == "values" and base in BOOL_KINDS else Kind.TENSOR
             if attr in torch_api.TENSOR_ATTRIBUTES:
                 return Kind.PY
             return Kind.UNKNOWN
+        if base is Kind.TENSORS and attr in NAMED_TUPLE_FIELDS:
+            return Kind.TENSOR  # `torch.max(x, dim=1).values`: a list or tuple has no such attribute
         if base is Kind.MODULE and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
             return self.self_attr_kind(attr)
         return Kind.UNKNOWN

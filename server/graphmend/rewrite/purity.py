@@ -14,7 +14,16 @@ import ast
 
 from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
-from .compile_checks import MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, NUMBER_DTYPE, ONE_VALUE, PRODUCT_KEEPS, SAME_TYPE
+from .compile_checks import (
+    MASK_SELECTS_ALIKE,
+    MASK_SELECTS_ROWS,
+    MASK_SPANS,
+    NUMBER_DTYPE,
+    ONE_VALUE,
+    PRODUCT_KEEPS,
+    SAME_TYPE,
+    SPREAD_MASK,
+)
 from .context import FixContext
 from .model import DeclineError
 
@@ -45,8 +54,11 @@ UNSAFE_TORCH = frozenset(
     }
 )
 # GraphMend's own module-level predicates (compile_checks.py): they read dtypes, shapes and
-# devices only, so evaluating one on a path not taken is unobservable.
-GENERATED_PREDICATES = frozenset({NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS})
+# devices only, so evaluating one on a path not taken is unobservable. `_graphmend_spread_mask`
+# is a reshape that keeps the element count, a view that cannot raise.
+GENERATED_PREDICATES = frozenset(
+    {NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK}
+)
 _SAFE_BUILTINS = frozenset(
     {"len", "min", "max", "abs", "isinstance", "getattr", "hasattr", "tuple", "list", "float", "int", "bool", "round", "str"}
 )

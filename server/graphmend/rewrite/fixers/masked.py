@@ -23,7 +23,10 @@ in `return` is followed by nothing; where the names are read after an `if` at th
 function (`if mask is not None: pred = pred[mask]`), that code is repeated inside the `if` first
 (rewrite/tail_copy.py).
 
-Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`, a full `var` or
+Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`; a `sum`, `nansum`
+or `mean` over dimension 0 of a selection by a mask that stands first (`x[keep].mean(0)`, the
+centroid of the selected rows: the mask's dimensions of the whole tensor are reshaped into one and
+reduced, a mean divided by the count of the mask); a full `var` or
 `std` with a constant correction (two masked passes: the mean of the selection, then the squared
 deviations from it, divided by the count less the correction: NaN for too few elements, as the
 original; torch's degrees-of-freedom warning is not repeated, as under inductor and aot_eager,
@@ -89,6 +92,7 @@ class _Reduction:
     loss: str | None = None  # the loss function's text, with its constant keywords
     loss_keywords: tuple[ast.keyword, ...] = ()
     correction: int = 1  # var and std: the divisor is the count less this
+    along_selection: bool = False  # `x[m].sum(0)`: over the selected positions only, per remaining element
 
 
 class MaskedReductionFixer:
@@ -138,6 +142,7 @@ class MaskedReductionFixer:
                 f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}` "
                 "(a mask over leading dimensions selects rows), and they are not plain names to check while tracing",
             )
+        _check_along(index, reduction)
         where = _where_form(ctx, index, [leaf.tensor for leaf in leaves], proven=not unproven)
         replacement = _replacement(ctx, reduction, leaves, where, nonlinear, "1" if leaves.positive else "0")
         edits: list[Edit] = []
@@ -201,6 +206,7 @@ class MaskedReductionFixer:
                     raise DeclineError(declined.key, f"`{bound}` (elementwise work on the selection): {declined.reason}") from None
                 if any(r.call is reduction.call for r, _ in reductions):
                     continue
+                _check_along(index, reduction)
                 found = _Leaves(names)
                 found.nonlinear = any([_collect(ctx, operand, index.index, found) for operand in reduction.operands])
                 positive = positive or found.positive
@@ -333,6 +339,8 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
             if name in ("max", "min", "amax", "amin"):
                 raise DeclineError("empty-selection", f"`.{name}()` of an empty selection raises; a where-based form would not")
             if name in _REDUCTIONS:
+                if name != "prod" and _along_selection(call.args, call.keywords):
+                    return _Reduction(call, name, (node,), along_selection=True)
                 if call.args or call.keywords:
                     raise DeclineError("not-a-reduction", "the selection is not fully reduced by sum, prod or mean")
                 return _Reduction(call, name, (node,))
@@ -350,6 +358,8 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
             leaf = name.rsplit(".", 1)[-1]
             if name in ("torch.sum", "torch.prod", "torch.mean", "torch.nansum") and len(parent.args) == 1 and not parent.keywords:
                 return _Reduction(parent, leaf, (node,))
+            if name in ("torch.sum", "torch.mean", "torch.nansum") and parent.args[0] is node and _along_selection(parent.args[1:], parent.keywords):
+                return _Reduction(parent, leaf, (node,), along_selection=True)
             if name in ("torch.var", "torch.std") and len(parent.args) == 1:
                 return _Reduction(parent, leaf, (node,), correction=_correction(parent))
             if name.startswith(("torch.nn.functional.", "torch.")) and leaf in _ELEMENTWISE_LOSSES:
@@ -358,6 +368,22 @@ def _enclosing_reduction(ctx: FixContext, node: ast.expr) -> _Reduction:
                 node = parent
                 continue
         raise DeclineError("not-a-reduction", "the selected elements are used as a tensor, not only reduced")
+
+
+def _check_along(index: MaskIndex, reduction: _Reduction) -> None:
+    """A reduction over dimension 0 of a selection is one over the selected positions only
+    where the mask stands first (`x[m]`, `x[m, :]`); `x[:, m].sum(0)` sums over the rows."""
+    if reduction.along_selection and index.lead != 0:
+        raise DeclineError("not-a-reduction", "the reduction's dimension is not the one the mask selects along")
+
+
+def _along_selection(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
+    """`(0)` or `(dim=0)`: a reduction over the first dimension of a selection, which holds the
+    selected positions (`x[m].sum(0)` sums the selected rows of `x`)."""
+    given = [*args, *(k.value for k in keywords if k.arg == "dim")]
+    if len(given) != 1 or any(k.arg != "dim" for k in keywords):
+        return False
+    return isinstance(given[0], ast.Constant) and given[0].value == 0 and type(given[0].value) is int
 
 
 def _correction(call: ast.Call) -> int:
@@ -501,6 +527,12 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection]
     else:
         values = operands[0]
     kept = f"{torch}.where({where.condition}, {values}, {{identity}})"
+    if reduction.along_selection and where.check is not None:
+        # the mask's dimensions of the whole tensor as one, where the selection has one (a 0-d
+        # mask adds that dimension, as the selection does)
+        rows = f"{kept.format(identity='0')}.reshape(-1, *{where.tensor}.shape[{where.mask}.dim():])"
+        total = f"{rows}.{'nansum' if reduction.kind == 'nansum' else 'sum'}(0)"
+        return f"({total} / {where.mask}.sum())" if reduction.kind == "mean" else total
     if reduction.kind in _SPREADS:
         mean = f"({kept.format(identity='0')}.sum() / {where.count})"
         divisor = where.count if reduction.correction == 0 else f"({where.count} - {reduction.correction})"
@@ -527,6 +559,8 @@ class _Where:
     count: str
     check: str | None
     helpers: tuple[str, ...]
+    mask: str = ""  # the mask's own text
+    tensor: str = ""  # the first selected tensor's text (the others have its shape)
 
 
 def _mask_index(selection: Selection) -> MaskIndex:
@@ -552,9 +586,9 @@ def _where_form(ctx: FixContext, index: MaskIndex, tensors: list[ast.expr], prov
     mask = ctx.code(index.mask)
     if proven:
         atom = ctx.atom(index.mask)
-        return _Where(mask, atom, f"{atom}.sum()", None, ())
+        return _Where(mask, atom, f"{atom}.sum()", None, (), atom)
     values = list(dict.fromkeys(ctx.code(tensor) for tensor in tensors))
     lead = "None" if index.lead is None else str(index.lead)
     spread = call_text(SPREAD_MASK, mask, values[0], lead)
     check = call_text(MASK_SPANS, mask, lead, str(index.rest), *values)
-    return _Where(spread, spread, f"{spread}.expand_as({ctx.atom(tensors[0])}).sum()", check, (MASK_SPANS, SPREAD_MASK))
+    return _Where(spread, spread, f"{spread}.expand_as({ctx.atom(tensors[0])}).sum()", check, (MASK_SPANS, SPREAD_MASK), ctx.atom(index.mask), ctx.atom(tensors[0]))
