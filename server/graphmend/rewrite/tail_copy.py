@@ -13,7 +13,8 @@ fix is planned on the copied text, and declined with the original reason unless 
 Preconditions: the `if` is a statement of the function's own body (not in a loop, `with` or
 `try`), the binding is a statement of the `if`'s body, which does not end in `return`/`raise`
 already; the statements after the `if` end in `return` or `raise`, define no function or class
-(a copied `def` would be a second function object) and hold no other finding (its break would be
+(a copied `def` would be a second function object), declare no `global`/`nonlocal` (the copy
+would use the name before the declaration) and hold no other finding (its break would be
 reported twice).
 """
 
@@ -49,8 +50,8 @@ def plan_with_tail_copied(
     tail = function.body[next(i for i, s in enumerate(function.body) if s is branch) + 1 :]
     if not tail or not isinstance(tail[-1], _TERMINAL):
         raise declined
-    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for s in tail for n in ast.walk(s)):
-        raise declined
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)) for s in tail for n in ast.walk(s)):
+        raise declined  # a `global` after the copy's uses of the name would not compile
     first, last = tail[0].lineno, tail[-1].end_lineno or tail[-1].lineno
     if any(first <= f.span.start_line <= last for f in ctx.result.findings):
         raise declined  # a break there would be copied: two findings for one

@@ -175,7 +175,8 @@ class MaskedReductionFixer:
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
         block = rest_of_block(ctx, binding)
         block_end = block[-1].end_lineno or block[-1].lineno
-        nodes = _reachable_after(list(ast.walk(function)), block, block_end)
+        in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
+        nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
         root = reference_root(mask)
         for node in nodes:
             stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
@@ -276,7 +277,8 @@ def _reachable_after(nodes: list[ast.AST], block: list[ast.stmt], block_end: int
     """The nodes of the function that the rest of the block can flow into: all of them, unless
     the block ends in `return` or `raise` (the usual `if mask is not None: pred = pred[mask]; ...;
     return loss`), when nothing after its last line runs after it. The binding is never in a loop
-    here, so no earlier line runs again either; earlier lines stay in, to be conservative."""
+    here, so no earlier line runs again either; earlier lines stay in, to be conservative. (In a
+    `try`, a handler or `finally` after the block may still read the names: not used there.)"""
     if not isinstance(block[-1], (ast.Return, ast.Raise)):
         return nodes
     return [node for node in nodes if getattr(node, "lineno", 0) <= block_end]
