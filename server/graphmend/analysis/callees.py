@@ -119,7 +119,11 @@ class CalleeResolver:
     def _instance_classes(self, value: ast.expr) -> list[ClassInfo]:
         """The in-file classes of `self.encoder`, or of a local bound to one (`layer` in a loop)."""
         if isinstance(value, ast.Name):
-            return [self.evaluator.index.classes[n] for n in self.instance_classes.get(value.id, ()) if n in self.evaluator.index.classes]
+            index = self.evaluator.index
+            names = self.instance_classes.get(value.id, ())
+            if not names and value.id not in self.evaluator.env and value.id in index.global_instances:
+                names = (index.global_instances[value.id],)  # `SPEC.is_in(x)`, SPEC bound at module level
+            return [index.classes[n] for n in names if n in index.classes]
         if (
             isinstance(value, ast.Attribute)
             and isinstance(value.value, ast.Name)

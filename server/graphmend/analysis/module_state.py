@@ -28,7 +28,14 @@ def complete_index(index: ModuleIndex, tree: ast.Module) -> None:
 
 def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
     evaluator = Evaluator(index)
+    instances: dict[str, str | None] = {}  # None: bound more than once, or to something else too
     for stmt in walk_top_level(tree.body):
+        for target in stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]:
+            if isinstance(target, ast.Name):
+                value = getattr(stmt, "value", None)
+                cls = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+                known = cls if cls in index.classes and target.id not in instances else None
+                instances[target.id] = known
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -40,6 +47,7 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
         kind = evaluator.visit(value)
         if kind is not Kind.UNKNOWN:
             index.global_kinds[name] = kind
+    index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

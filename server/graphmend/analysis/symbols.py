@@ -96,6 +96,10 @@ class ModuleIndex:
     functions: dict[str, ast.FunctionDef] = field(default_factory=dict)
     classes: dict[str, ClassInfo] = field(default_factory=dict)
     global_kinds: dict[str, Kind] = field(default_factory=dict)
+    # module-level names bound once to an instance of an in-file class (`SPEC = Bounds(...)`)
+    global_instances: dict[str, str] = field(default_factory=dict)
+    # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
+    inferred_returns: dict[int, Kind] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
     # FunctionDefs under compiler.disable(recursive=False): dynamo skips their frame but compiles

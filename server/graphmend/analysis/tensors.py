@@ -597,21 +597,42 @@ class Evaluator:
         if isinstance(func, ast.Name) and func.id not in self.env:
             function = self.index.functions.get(func.id)
             if function is not None:
-                return annotation_kind(self.index.returns(function), self.index)
+                return self.returned_kind(function, None)
             info = self.index.classes.get(func.id)
             if info is not None and info.is_module:
                 return Kind.MODULE
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id not in self.env:
+            held = self.index.global_instances.get(func.value.id)  # `SPEC.is_in(x)`, SPEC = Bounds(...) at module level
+            method = self.index.method(self.index.classes[held], func.attr) if held in self.index.classes else None
+            if method is not None:
+                return self.returned_kind(method, self.index.owner.get(id(method)))
         if isinstance(func, ast.Attribute) and receiver is Kind.MODULE and self.cls is not None:
             if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
                 method = self.index.method(self.cls, func.attr)
                 if method is not None:
-                    return annotation_kind(self.index.returns(method), self.index)
+                    return self.returned_kind(method, self.index.owner.get(id(method)))
                 plain = self.cls.attr_plain_functions.get(func.attr)
                 if plain is not None:
                     return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN
                 if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
                     return Kind.TENSOR  # a submodule or callable set up in __init__
         return Kind.UNKNOWN
+
+    def returned_kind(self, function: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo | None) -> Kind:
+        """What calling an in-file function gives: its return annotation's kind, else the kind
+        every one of its `return`s agrees on, its locals followed in source order (a helper
+        ending in `return (x >= low).all()` returns a 0-d bool tensor, so `if not helper(x):`
+        branches on a tensor). Unknown where a return is bare, or the returns disagree beyond
+        one tensor kind; computed once per function."""
+        declared = annotation_kind(self.index.returns(function), self.index)
+        decorated = any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list)
+        if declared is not Kind.UNKNOWN or decorated or isinstance(function, ast.AsyncFunctionDef):
+            return declared  # a decorator may change what a call gives (`torch.jit.script`: dynamo keeps it opaque)
+        cache = self.index.inferred_returns
+        if id(function) not in cache:
+            cache[id(function)] = Kind.UNKNOWN  # a recursive helper asks again while this runs
+            cache[id(function)] = _inferred_return(self.index, function, cls)
+        return cache[id(function)]
 
     # -- binding --------------------------------------------------------------------------------
     def bind(self, target: ast.expr, kind: Kind | tuple, value: ast.expr | None) -> None:
@@ -853,3 +874,30 @@ def builtin_kind(name: str, arg_kinds: list[Kind]) -> Kind:
     if name in ("abs", "round", "pow") and arg_kinds:
         return arg_kinds[0] if arg_kinds[0] in TENSOR_KINDS else Kind.PY if arg_kinds[0] is Kind.PY else Kind.UNKNOWN
     return Kind.UNKNOWN
+
+
+def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None) -> Kind:
+    """The kind `function`'s returns agree on (see Evaluator.returned_kind): its own statements
+    in source order, each name's kind the last assignment's, control flow ignored."""
+    positional = function.args.posonlyargs + function.args.args
+    bound = cls is not None and positional and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    evaluator = Evaluator(index, {}, cls, positional[0].arg if bound else None)
+    found: Kind | None = None
+    stack: list[ast.AST] = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            evaluator.bind(node.targets[0], evaluator.visit(node.value), node.value)
+            continue
+        if isinstance(node, ast.Return):
+            kind = evaluator.visit(node.value) if node.value is not None else Kind.NONE
+            if kind not in TENSOR_KINDS:
+                return Kind.UNKNOWN
+            found = kind if found is None else join(found, kind)
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return Kind.UNKNOWN
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found if found is not None else Kind.UNKNOWN

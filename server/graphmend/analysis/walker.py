@@ -588,7 +588,10 @@ class FunctionWalker:
         if self._nested:
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
-                    self._walk_nested(used.id)
+                    # called here: its parameters get this call's argument kinds (`pick(x, x > 0)`
+                    # hands it a mask); passed on (to checkpoint, cond, map): kinds unknown
+                    called = used is call.func
+                    self._walk_nested(used.id, call if called else None, arg_kinds, kw_kinds)
         wrapping = self.wrapping
         if wrapping is not None and isinstance(func, ast.Name) and func.id == wrapping.wrapped_param:
             # the decorated function: in this file, walked from here; in another, its caller said whether it breaks
@@ -949,14 +952,16 @@ class FunctionWalker:
         self._nested[stmt.name] = (stmt, dict(self.evaluator.env))
         return False
 
-    def _walk_nested(self, name: str) -> None:
+    def _walk_nested(self, name: str, call: ast.Call | None = None, arg_kinds: list[Kind] | None = None, kw_kinds: dict[str, Kind] | None = None) -> None:
         stmt, closure = self._nested.pop(name)
+        param_kinds = _argument_kinds(stmt, call, arg_kinds or [], kw_kinds or {}) if call is not None else {}
         nested = FunctionWalker(
             self.module,
             stmt,
             f"{self.function_name}.<locals>.{stmt.name}",
             self.evaluator.cls,
             is_entry=False,
+            param_kinds=param_kinds,
             closure=closure,
             self_name=self.evaluator.self_name,
         )
@@ -1022,6 +1027,19 @@ def _enters(amplifier: Amplifier, node: ast.AST) -> bool:
     return amplifier.kind == "with" and isinstance(amplifier.node, ast.With) and any(
         item.context_expr is node for item in amplifier.node.items
     )
+
+
+def _argument_kinds(function: ast.FunctionDef, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> dict[str, Kind]:
+    """The kinds a call hands an unbound function's parameters, where known (positional
+    arguments up to the first `*args`, then keywords)."""
+    kinds: dict[str, Kind] = {}
+    for param, arg, kind in zip(function.args.posonlyargs + function.args.args, call.args, arg_kinds):
+        if isinstance(arg, ast.Starred):
+            break
+        if kind is not Kind.UNKNOWN:
+            kinds[param.arg] = kind
+    kinds.update({name: kind for name, kind in kw_kinds.items() if kind is not Kind.UNKNOWN and name != "**"})
+    return kinds
 
 
 def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ListComp | ast.SetComp | ast.DictComp]:
