@@ -369,8 +369,14 @@ class Evaluator:
             return Kind.UNKNOWN
         if base is Kind.TENSORS and attr in NAMED_TUPLE_FIELDS:
             return Kind.TENSOR  # `torch.max(x, dim=1).values`: a list or tuple has no such attribute
-        if base is Kind.MODULE and isinstance(node.value, ast.Name) and node.value.id == self.self_name:
-            return self.self_attr_kind(attr)
+        if isinstance(node.value, ast.Name) and node.value.id == self.self_name and self.cls is not None:
+            if base is Kind.MODULE:
+                return self.self_attr_kind(attr)
+            # a plain class (a scheduler, a sampler): the tensors its `__init__` sets up
+            if attr in self.self_attrs:
+                return self.self_attrs[attr]
+            found = self.index.attr_kind(self.cls, attr)
+            return found if found in TENSOR_KINDS else Kind.UNKNOWN
         return Kind.UNKNOWN
 
     def self_attr_kind(self, attr: str) -> Kind:
