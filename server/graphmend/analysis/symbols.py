@@ -453,8 +453,18 @@ _SEQUENCE_ANNOTATIONS = frozenset(
     {"builtins.tuple", "builtins.list", "typing.Tuple", "typing.List", "typing.Sequence",
      "collections.abc.Sequence", "typing.Iterable"}
 )
+_MAPPING_ANNOTATIONS = frozenset(
+    {"builtins.dict", "typing.Dict", "typing.Mapping", "collections.abc.Mapping", "typing.MutableMapping", "collections.OrderedDict"}
+)
 _OPTIONAL_ANNOTATIONS = frozenset({"typing.Optional"})
 _UNION_ANNOTATIONS = frozenset({"typing.Union"})
+
+
+def names_container(node: ast.expr, index: ModuleIndex) -> bool:
+    """Whether an annotation names a dict, list, tuple or other container (`structure: dict`),
+    which a tensor never is, whatever the assigned call is guessed to return."""
+    outer = index.qualname(node.value if isinstance(node, ast.Subscript) else node)
+    return outer in _MAPPING_ANNOTATIONS or outer in _SEQUENCE_ANNOTATIONS
 
 
 def annotation_kind(node: ast.expr | None, index: ModuleIndex) -> Kind:

@@ -26,7 +26,7 @@ from .decorators import Wrapping
 from .kinds import TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
-from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind
+from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
 from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, unpack_kind
 
 if TYPE_CHECKING:
@@ -725,7 +725,7 @@ class FunctionWalker:
         kind = annotation_kind(stmt.annotation, self.index)
         if stmt.value is not None:
             value_kind = self.evaluator.visit(stmt.value)
-            if kind is Kind.UNKNOWN:
+            if kind is Kind.UNKNOWN and not (value_kind in TENSOR_KINDS and names_container(stmt.annotation, self.index)):
                 kind = value_kind
         self._visit_target(stmt.target)
         if stmt.value is not None or kind is not Kind.UNKNOWN:

@@ -116,6 +116,9 @@ _SIZE_FUNCTIONS = {
     "torch.arange": None,
     "torch.full": (0,),
     "torch.nn.functional.pad": (1,),
+    "torch.nn.functional.interpolate": (1, 2),
+    "torch.nn.functional.upsample": (1, 2),
+    "torch.tensor_split": (1,),
 }
 _SIZE_METHODS = {
     "view": None,
@@ -131,8 +134,18 @@ _SIZE_METHODS = {
     "narrow": (1, 2),
     "chunk": (0,),
     "roll": (0,),
+    "tensor_split": (0,),
 }
-_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad"}
+_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad", "scale_factor", "indices_or_sections"}
+# Arguments read as numbers even when the tensor is an input of the compiled frame, whose value
+# dynamo could guard on: interpolate's scale factor (its Python code computes with it) and
+# tensor_split's indices (measured, torch 2.13; interpolate's `size` as an input does not break).
+_READ_EVEN_AS_INPUT = {
+    "torch.nn.functional.interpolate": (2, "scale_factor"),
+    "torch.nn.functional.upsample": (2, "scale_factor"),
+    "torch.tensor_split": (1, "indices_or_sections"),
+    "tensor_split": (0, "indices_or_sections"),
+}
 
 
 class TensorAsSize(Rule):
@@ -153,8 +166,12 @@ class TensorAsSize(Rule):
             positions = _SIZE_METHODS.get(node.func.attr)  # type: ignore[assignment]  # both tables hold tuples of positions
         candidates = [a for i, a in enumerate(node.args) if positions is None or i in positions]
         candidates += [k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS]
+        method = node.func.attr if name not in _SIZE_FUNCTIONS and isinstance(node.func, ast.Attribute) else None
+        read = _READ_EVEN_AS_INPUT.get(name if method is None else method)  # type: ignore[arg-type]
+        always = [a for i, a in enumerate(node.args) if read is not None and i == read[0]]
+        always += [k.value for k in node.keywords if read is not None and k.arg == read[1]]
         for arg in candidates:
-            if ctx.frame_input(arg):
+            if ctx.frame_input(arg) and not any(arg is a for a in always):
                 continue  # dynamo guards on an input's value (a tuple input's elements too)
             if (
                 name == "torch.nn.functional.pad"
@@ -168,7 +185,7 @@ class TensorAsSize(Rule):
             elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
             for element in elements:
                 kind = ctx.kind(element)
-                if is_tensor(kind) and kind not in BOOL_KINDS and not ctx.frame_input(element):
+                if is_tensor(kind) and kind not in BOOL_KINDS and (not ctx.frame_input(element) or (element is arg and any(arg is a for a in always))):
                     ctx.report(self, node, size=ctx.snippet(element))
                     return
 
@@ -206,10 +223,23 @@ class TensorMembership(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Compare)
+        left = node.left
         for op, right in zip(node.ops, node.comparators):
             if isinstance(op, (ast.In, ast.NotIn)) and is_tensor(ctx.kind(right)):
                 ctx.report(self, node, effect=Effect.RESUME_FAILS)
                 return
+            if isinstance(op, (ast.In, ast.NotIn)) and is_tensor(ctx.kind(left)) and _sequence(right, ctx):
+                # `t in [1.0, 2.0]`: the list compares `t == 1.0` and asks for its truth, a branch
+                # on a tensor value; dynamo resumes after `in` but not after `not in` (measured)
+                ctx.report(self, node, effect=Effect.FRAME_SKIP if isinstance(op, ast.NotIn) else Effect.BREAK)
+                return
+            left = right
+
+
+def _sequence(node: ast.expr, ctx: RuleContext) -> bool:
+    """A list or tuple: a display, or a name known to hold one of Python values (a set or a dict
+    looks a tensor up by its hash, its identity: no comparison of values, no break)."""
+    return isinstance(node, (ast.List, ast.Tuple)) or (isinstance(node, ast.Name) and ctx.kind(node) is Kind.PY_SEQ)
 
 
 _INTEGRAL_METHODS = frozenset({"long", "int", "short", "argmax", "argmin", "argsort", "nonzero", "count_nonzero"})

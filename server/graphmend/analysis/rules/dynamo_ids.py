@@ -40,6 +40,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0098": "Skip calling `torch.compiler.disable()`d function",
     "GB0099": "Skip inlining `torch.compiler.disable()`d function",
     "GB0109": "Tensor.tolist() with non-integer tensor",
+    "GB0112": "TypeError when making fake tensor call",
     "GB0119": "Uninitialized nn.Module",
     "GB0123": "Unsupported Tensor.backward() call",
     "GB0124": "Unsupported Tensor.item() call with capture_scalar_outputs=False",
