@@ -17,6 +17,7 @@ from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
 from .masked_rows import MaskedRowLossFixer
+from .membership import MembershipFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
@@ -42,6 +43,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedRowLossFixer(),
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
+    MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
     MoEDispatchFixer(),
     MaskedExpertUpdateFixer(),
