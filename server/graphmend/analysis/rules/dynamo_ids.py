@@ -50,6 +50,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0156": "Unsupported method call",
     "GB0170": "Data-dependent branching",
     "GB0175": "builtin isinstance() cannot determine type of argument",
+    "GB0193": "invalid call to builtin op handler",
     "GB0207": "sort with non-constant keys",
     "GB0208": "torch.* op returned non-Tensor",
     "GB0246": "Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",

@@ -45,14 +45,20 @@ class DeepCopy(Rule):
 
 
 class SortByTensor(Rule):
+    """`sorted`, `list.sort`, and `max`/`min` of one iterable (`max(rows, key=lambda r: r.sum())`):
+    each compares tensor values to order Python objects."""
+
     code = "GM508"
-    qualnames = frozenset({"builtins.sorted"})
+    qualnames = frozenset({"builtins.sorted", "builtins.max", "builtins.min"})
     methods = frozenset({"sort"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
         key = next((k.value for k in node.keywords if k.arg == "key"), None)
-        if ctx.qualname(node.func) == "builtins.sorted":
+        name = ctx.qualname(node.func)
+        if name in ("builtins.max", "builtins.min") and (len(node.args) != 1 or isinstance(node.args[0], ast.Starred)):
+            return  # `max(a, b)`: two values, another rule's (a tensor against a number)
+        if name in ("builtins.sorted", "builtins.max", "builtins.min"):
             items = node.args[0] if node.args else None
         else:
             items = receiver(node)
