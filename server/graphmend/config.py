@@ -57,6 +57,10 @@ class Config:
     # script, a notebook): `losses.py:focal_loss`, `models/*.py:Decoder.step`, `sched.py:Euler`
     compiled: tuple[str, ...] = ()
     named_entries: tuple[tuple[str, str], ...] = ()  # compiled_in(path) of the file being analysed
+    # walk only these entries (qualified names) where the file has them: a fixer's look-ahead asks
+    # about one function of a variant of the file, and walking every other entry again cost most
+    # of `check` on large files (rewrite/lookahead.py); all entries where none matches
+    focus: tuple[str, ...] = ()
     # the names a file imports that its package binds to torch.compiler.disable (timm.layers
     # re-exporting `disable_compiler`), from the file's path and imports (imported_disables.py);
     # set by the language server and by check/fix, not part of the configuration's identity

@@ -80,9 +80,13 @@ class ModuleAnalysis:
         self._eager_calls: dict[int, ast.AST] = {}  # those whose callee broke: id(call) -> call
 
     def run(self) -> list[Finding]:
-        for entry in find_entries(
+        entries = find_entries(
             self.tree, self.index, self.source.text, self.config.compile_forward, self.config.extra_entries, self.config.named_entries
-        ):
+        )
+        if self.config.focus:
+            focused = [e for e in entries if _qualified(e) in self.config.focus]
+            entries = focused or entries
+        for entry in entries:
             self._push(self._entry_work(entry))
         while self._queue:
             work = self._queue.popleft()
@@ -208,3 +212,8 @@ class ModuleAnalysis:
         self.findings.append(finding)
         if finding.severity is not Severity.INFO:
             self._broken_roots.add(self._root)
+
+
+def _qualified(entry: Entry) -> str:
+    """An entry's qualified name as findings give it (`Class.method`, `function`)."""
+    return f"{entry.cls.name}.{entry.function.name}" if entry.cls is not None else entry.function.name

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Sequence
+from dataclasses import replace
 
 from ..analysis import analyze_detailed
+from ..config import Config
 from ..findings import Edit
 from ..textedits import apply_edits
 from .context import FixContext
@@ -30,7 +32,7 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
 
     order = _own_branches(function)
     text = apply_edits(ctx.text, list(edits))
-    result = analyze_detailed(text, ctx.result.path, ctx.result.config, keep_facts=True)
+    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
     rewritten = _function_named(result.tree, qualname) if result.tree is not None else None
     if rewritten is None:
         raise DeclineError("follow-up", f"{why}, and the rewritten function could not be found again")
@@ -47,6 +49,14 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
             outcome = plan_fix(finding, after, level)
             if isinstance(outcome, Declined):
                 raise DeclineError("follow-up", f"{why}, where the branch would still break: {outcome.reason}")
+
+
+def focused(ctx: FixContext, qualname: str) -> Config:
+    """The file's configuration, walking only the entry `qualname` where it is one: the variant
+    differs from the file in that function only, and the other entries' walks were most of the
+    time of an analysis of a large file. (Where another entry also calls the function, its walk
+    from there is left out: the engine's next full analysis still has the last word.)"""
+    return replace(ctx.result.config or Config(), focus=(qualname,))
 
 
 def _own_branches(function: Function) -> list[ast.If]:
