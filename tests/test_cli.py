@@ -539,3 +539,34 @@ def test_a_reader_that_stops_early_gets_no_traceback(project: Path) -> None:
     errors = process.stderr.read().decode()
     assert process.wait(timeout=60) == 1
     assert "Traceback" not in errors and "BrokenPipe" not in errors, errors
+
+
+def test_fixable_marks_are_the_same_when_fix_texts_are_not_rendered(tmp_path: Path) -> None:
+    """`check` (text, json, github) plans fixes without rendering the ordered op's code; the
+    findings it marks fixable must be exactly those a full plan fixes, a decline found only while
+    writing the module-level helper (torch imported under a condition) included."""
+    import dataclasses
+
+    from graphmend.cli import check_file
+    from graphmend.config import Config
+
+    plain = tmp_path / "plain.py"
+    plain.write_text(
+        "import logging\nimport torch\n\nlogger = logging.getLogger(__name__)\n\n\n@torch.compile\ndef f(x):\n"
+        "    y = x * 2\n    print(y.sum())\n    if y.max() > 3:\n        logger.warning('large %s', y.max())\n"
+        "    if y.min() < -3:\n        raise ValueError('small')\n    return y\n",
+        encoding="utf-8",
+    )
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text(
+        "import logging\n\ntry:\n    import torch\nexcept ImportError:\n    torch = None\n\nlogger = logging.getLogger(__name__)\n\n\n"
+        "@torch.compile\ndef f(x):\n    y = x * 2\n    logger.warning('value %s', y.sum())\n    return y\n",
+        encoding="utf-8",
+    )
+    for path in (plain, guarded):
+        full = check_file(path, Config())
+        decided = check_file(path, dataclasses.replace(Config(), fix_texts=False))
+        assert full.findings == decided.findings
+        assert set(full.fixes) == set(decided.fixes), path.name
+    assert check_file(plain, Config()).fixes, "the plain file has ordered-op fixes to compare"
+    assert not check_file(guarded, Config()).fixes, "the guarded import declines the helper"

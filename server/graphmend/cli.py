@@ -64,7 +64,7 @@ def check_file(path: Path, config: Config) -> FileResult:
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
     sites = call_sites(result, source.text)
     header = import_header(result.tree, source.text) if sites and result.tree is not None else ""
-    return FileResult(path, result.findings, fixes=safe_fixes(result), sites=sites, header=header)
+    return FileResult(path, result.findings, fixes=safe_fixes(result, decide_only=not config.fix_texts), sites=sites, header=header)
 
 
 def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
@@ -89,13 +89,15 @@ def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
     return FileResult(path, findings, fixes=fixes, cells=cells)
 
 
-def safe_fixes(result: AnalysisResult) -> dict[int, Fix]:
+def safe_fixes(result: AnalysisResult, decide_only: bool = False) -> dict[int, Fix]:
     """The safe fix of each finding that has one, by index. Planning is skipped for rules with no
-    safe fixer, so a file without such findings costs nothing more than its analysis."""
+    safe fixer, so a file without such findings costs nothing more than its analysis. With
+    `decide_only`, a fixer may leave a fix's edits out once it has decided (FixContext.decide_only)."""
     candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, Safety.SAFE)]
     if not candidates or result.tree is None:
         return {}
     context = FixContext(result)
+    context.decide_only = decide_only
     planned = {i: plan_fix(result.findings[i], context, riskier=False) for i in candidates}
     return {i: fix for i, fix in planned.items() if isinstance(fix, Fix)}
 
@@ -379,6 +381,8 @@ def _check_once(args: argparse.Namespace) -> int:
     if configured is None:
         return EXIT_USAGE
     configs, _ = configured
+    if args.format != "sarif":  # only SARIF carries the fixes' edits; `[*]` needs only that one exists
+        configs = {path: dataclasses.replace(config, fix_texts=False) for path, config in configs.items()}
     results = check_files(configs, args.jobs, cross_module=not args.no_cross_module)
     shown = [(_display_path(r.path), r.findings) for r in results if r.findings]
     fixable = [r.fixable for r in results if r.findings]

@@ -61,6 +61,9 @@ class Config:
     # about one function of a variant of the file, and walking every other entry again cost most
     # of `check` on large files (rewrite/lookahead.py); all entries where none matches
     focus: tuple[str, ...] = ()
+    # `check` marks fixable findings `[*]`: only whether a safe fix exists matters, not its text,
+    # unless the output carries the fixes (SARIF); see FixContext.decide_only
+    fix_texts: bool = field(default=True, compare=False, hash=False)
     # the names a file imports that its package binds to torch.compiler.disable (timm.layers
     # re-exporting `disable_compiler`), from the file's path and imports (imported_disables.py);
     # set by the language server and by check/fix, not part of the configuration's identity

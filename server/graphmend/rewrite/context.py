@@ -51,6 +51,10 @@ class FixContext:
         self._by_span: dict[int, dict[Span, list[ast.AST]]] = {}
         self._memo: dict[tuple, object] = {}
         self._statements: dict[int, ast.stmt | None] = {}  # id(expression) -> its statement (statement_of)
+        # Whether a fix is wanted only to know that one exists (`check`'s `[*]`): fixers whose
+        # decision is made before they render code (the ordered op) may then skip the rendering,
+        # which was most of `check`'s planning time on large files. Their edits are then empty.
+        self.decide_only = False
 
     # -- the ast side ---------------------------------------------------------------------------
     def _index_top_level(self, line: int | None) -> None:

@@ -478,6 +478,8 @@ def build_site(
             lifter.statement(statement, conditional=True)
     else:
         lifter.statement(block, conditional=False)
+    if ctx.decide_only:
+        return Site(lifter.params, "")  # every precondition is checked by now: the text is not needed
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
     return Site(lifter.params, body + _render(ctx, function, block, lifter, peel, head))
 
@@ -515,13 +517,20 @@ def _check_movable(ctx: FixContext, moved: ast.stmt, function: Function) -> None
             raise DeclineError("mangled-name", "a `__name` inside a class is renamed by Python; outside the class it would mean something else")
 
 
-def statement_node(ctx: FixContext, function: Function, stmt: ast.stmt) -> cst.CSTNode:
-    """The libcst node of a statement the fix moves: the `if`, or the small statement itself."""
-    kinds: dict[type[ast.AST], type[cst.CSTNode]] = {ast.If: cst.If, ast.Expr: cst.Expr, ast.Raise: cst.Raise, ast.Assert: cst.Assert, ast.Assign: cst.Assign}
-    kind = kinds.get(type(stmt))
+_MOVABLE: dict[type[ast.AST], type[cst.CSTNode]] = {ast.If: cst.If, ast.Expr: cst.Expr, ast.Raise: cst.Raise, ast.Assert: cst.Assert, ast.Assign: cst.Assign}
+
+
+def movable_kind(stmt: ast.stmt) -> type[cst.CSTNode]:
+    """The libcst type of a statement the fix can move (declines for any other statement)."""
+    kind = _MOVABLE.get(type(stmt))
     if kind is None:
         raise DeclineError("not-effect-only", "only prints, logs, warnings, raises and asserts can be moved")
-    return ctx.cst_node(function, stmt, kind)
+    return kind
+
+
+def statement_node(ctx: FixContext, function: Function, stmt: ast.stmt) -> cst.CSTNode:
+    """The libcst node of a statement the fix moves: the `if`, or the small statement itself."""
+    return ctx.cst_node(function, stmt, movable_kind(stmt))
 
 
 def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifter, peel: int, head: int = 0) -> str:

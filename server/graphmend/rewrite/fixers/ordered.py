@@ -33,7 +33,7 @@ from ..effects import EffectCall, effect_of
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
-from ..ordered_site import build_site, local_names, split_test, statement_node
+from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
 from ..purity import check_pure
 from ..py_types import Function, own_nodes
 
@@ -88,6 +88,11 @@ class OrderedEffectFixer:
                 raise
             prelude = []  # the block alone still moves; the assignment before it keeps its break
             site = build_site(ctx, function, block, peel, head=head)
+        if ctx.decide_only:  # the checks rendering would make, without rendering (`check`'s `[*]`)
+            for moved in (*prelude, block):
+                movable_kind(moved)
+            module_edits(ctx, function, "")
+            return Fix(finding, _title(effects, ctx, block), Safety.SAFE, ())
         what = _word(effects)
         name = site_name(ctx, function, what)
         origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(function))) if isinstance(a, ast.ClassDef)), function.name])
