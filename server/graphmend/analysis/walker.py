@@ -616,18 +616,13 @@ class FunctionWalker:
         params = function.args.posonlyargs + function.args.args
         if bound:
             params = params[1:]
-        kinds: dict[str, Kind] = {}
+        kinds = _argument_kinds(params, call, arg_kinds, kw_kinds)
         displays: set[str] = set()
         for param, arg, kind in zip(params, call.args, arg_kinds):
             if isinstance(arg, ast.Starred):
                 break
-            if kind is not Kind.UNKNOWN:
-                kinds[param.arg] = kind
             if kind is Kind.TENSORS and isinstance(arg, (ast.Tuple, ast.List)) and not all(map(self.frame_input, arg.elts)):
                 displays.add(param.arg)  # some element is computed in the graph (see frame_input)
-        for name, kind in kw_kinds.items():
-            if kind is not Kind.UNKNOWN and name != "**":
-                kinds[name] = kind
         if not self.evaluator.dead and self._eager_site(call) and self._may_break_comprehensions():
             self.module.note_eager_site(call, self, self._arms_here())
         amplifier = self.current_amplifier()
@@ -954,7 +949,8 @@ class FunctionWalker:
 
     def _walk_nested(self, name: str, call: ast.Call | None = None, arg_kinds: list[Kind] | None = None, kw_kinds: dict[str, Kind] | None = None) -> None:
         stmt, closure = self._nested.pop(name)
-        param_kinds = _argument_kinds(stmt, call, arg_kinds or [], kw_kinds or {}) if call is not None else {}
+        params = stmt.args.posonlyargs + stmt.args.args
+        param_kinds = _argument_kinds(params, call, arg_kinds or [], kw_kinds or {}) if call is not None else {}
         nested = FunctionWalker(
             self.module,
             stmt,
@@ -1029,11 +1025,11 @@ def _enters(amplifier: Amplifier, node: ast.AST) -> bool:
     )
 
 
-def _argument_kinds(function: ast.FunctionDef, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> dict[str, Kind]:
-    """The kinds a call hands an unbound function's parameters, where known (positional
-    arguments up to the first `*args`, then keywords)."""
+def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> dict[str, Kind]:
+    """The kinds a call hands the parameters `params` (a bound method's without `self`), where
+    known: positional arguments up to the first `*args`, then keywords."""
     kinds: dict[str, Kind] = {}
-    for param, arg, kind in zip(function.args.posonlyargs + function.args.args, call.args, arg_kinds):
+    for param, arg, kind in zip(params, call.args, arg_kinds):
         if isinstance(arg, ast.Starred):
             break
         if kind is not Kind.UNKNOWN:

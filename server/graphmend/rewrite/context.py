@@ -53,7 +53,8 @@ class FixContext:
         self._statements: dict[int, ast.stmt | None] = {}  # id(expression) -> its statement (statement_of)
         # Whether a fix is wanted only to know that one exists (`check`'s `[*]`): fixers whose
         # decision is made before they render code (the ordered op) may then skip the rendering,
-        # which was most of `check`'s planning time on large files. Their edits are then empty.
+        # which was most of `check`'s planning time on large files. Such a fix's edits are then
+        # not a rewrite to apply (empty, or with empty site bodies).
         self.decide_only = False
 
     # -- the ast side ---------------------------------------------------------------------------
