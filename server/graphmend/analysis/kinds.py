@@ -26,6 +26,7 @@ class Kind(enum.Enum):
     LOGGER = "logging.Logger"
     JIT = "TorchScript module"
     LOCK = "lock"
+    GENERATOR = "torch.Generator"
     DISABLED = "function under torch.compiler.disable"
 
     # Kinds are tested for membership in sets on every expression: identity hashing (a C slot)

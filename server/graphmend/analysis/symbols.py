@@ -506,6 +506,8 @@ def annotation_kind(node: ast.expr | None, index: ModuleIndex) -> Kind:
         return Kind.BOOL
     if name in _PY_ANNOTATIONS:
         return Kind.PY
+    if name == "torch.Generator":
+        return Kind.GENERATOR  # `Optional[torch.Generator]` stays unknown: None, the usual value, traces
     return Kind.UNKNOWN
 
 

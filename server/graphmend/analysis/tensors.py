@@ -579,6 +579,8 @@ class Evaluator:
             return tensor_method_kind(func.attr, node, receiver, arg_kinds, self.qualname)
         if func_kind in (Kind.MODULE, Kind.JIT):
             return Kind.TENSOR
+        if receiver is Kind.GENERATOR and isinstance(func, ast.Attribute) and func.attr == "manual_seed":
+            return Kind.GENERATOR  # returns the generator itself: `torch.Generator().manual_seed(0)`
         name = self.qualname(func)
         if name is not None:
             if name in DISABLE_FUNCTIONS and node.args:
@@ -587,6 +589,8 @@ class Evaluator:
                 return Kind.JIT if arg_kinds and arg_kinds[0] in (Kind.MODULE, Kind.MODULES) else Kind.UNKNOWN
             if name in LOCK_CLASSES:
                 return Kind.LOCK
+            if name == "torch.Generator":
+                return Kind.GENERATOR
             if name in JOINING_FUNCTIONS and self._joins_booleans(node):
                 return Kind.BOOL  # `torch.cat([mask, ~mask])` indexes as a mask, as its parts do
             if name.startswith("torch."):

@@ -177,17 +177,23 @@ class CallTableRule(Rule):
 
     table: ClassVar[Mapping[str, str]] = {}
     imports: ClassVar[tuple[str, ...]] = ()
+    # qualified name -> the position of its `size` argument, for calls traced when given one
+    sized: ClassVar[Mapping[str, int]] = {}
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         if "code" in cls.__dict__:
             words = words_for(cls.code)
             cls.table, cls.imports = words.calls, words.example_imports
+            cls.sized = words.traced_when_sized
             cls.qualnames = frozenset(cls.table)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
-        ctx.report(self, node, target=ctx.qualname(node.func) or "")
+        target = ctx.qualname(node.func) or ""
+        if target in self.sized and _given_size(node, self.sized[target]):
+            return
+        ctx.report(self, node, target=target)
 
     def all_examples(self) -> tuple[tuple[Example, ...], tuple[Example, ...]]:
         header = "".join(f"import {module}\n" for module in ("torch", *self.imports))
@@ -199,6 +205,15 @@ class CallTableRule(Rule):
             for name, call in self.table.items()
         )
         return self.breaks + generated, self.ok
+
+
+def _given_size(call: ast.Call, position: int) -> bool:
+    """Whether `call` passes an output size: a `size=` keyword other than None, or a positional
+    argument at `position` or after it (`rand(4)`, `rand(*shape)`, `uniform(0, 1, 4)`)."""
+    for keyword in call.keywords:
+        if keyword.arg == "size":
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None)
+    return len(call.args) > position or any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
 
 
 def receiver(node: ast.Call) -> ast.expr | None:

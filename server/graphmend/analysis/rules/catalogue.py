@@ -49,6 +49,10 @@ class RuleWords:
     # by the corpus test), and the modules those examples import.
     calls: Mapping[str, str]
     example_imports: tuple[str, ...]
+    # Calls in `calls` that dynamo traces when they are given an output size: qualified name -> the
+    # position of the `size` argument (`[GMxxx.traced_when_sized]`). NumPy's `random.rand(4)` is
+    # traced by torch._numpy (an array out); `random.rand()` returns a Python float and breaks.
+    traced_when_sized: Mapping[str, int]
     # A rule that is only data: which matcher (`kind`) and its hooks (`[GMxxx.match]`); empty for a
     # rule written as a class. declared.py builds these.
     match: Mapping[str, object]
@@ -72,6 +76,7 @@ def catalogue() -> dict[str, RuleWords]:
             graph_breaks=tuple(entry["graph_breaks"]),
             calls=MappingProxyType(entry.get("calls", {})),
             example_imports=tuple(entry.get("example_imports", ())),
+            traced_when_sized=MappingProxyType(entry.get("traced_when_sized", {})),
             match=MappingProxyType(entry.get("match", {})),
         )
         for code, entry in data.items()

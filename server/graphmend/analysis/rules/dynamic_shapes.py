@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 
-from ..kinds import BOOL_KINDS, TENSOR_KINDS, is_tensor
+from ..kinds import BOOL_KINDS, TENSOR_KINDS, Kind, is_tensor
 from ..symbols import SHAPE_FLAG
 from .base import Rule, RuleContext, TensorOpRule
 
@@ -83,3 +83,19 @@ class RepeatInterleaveByTensor(ShapeOpRule):
             return is_tensor(ctx.kind(node.args[0]))  # torch.repeat_interleave(repeats)
         repeats = [a for a in rest[:1]] + [k.value for k in node.keywords if k.arg == "repeats"]
         return any(is_tensor(ctx.kind(r)) for r in repeats)
+
+
+class CtcLoss(Rule):
+    """`F.ctc_loss`, `torch.ctc_loss` and `nn.CTCLoss` modules: `aten._ctc_loss` sizes its
+    alignment table from the lengths' values and has no meta kernel for that, so dynamo breaks
+    there whether the lengths are tensors or lists, and even with
+    `capture_dynamic_output_shape_ops` (GB0036, then GB0037; measured on torch 2.13)."""
+
+    code = "GM409"
+    qualnames = frozenset({"torch.nn.functional.ctc_loss", "torch.ctc_loss"})
+    callee_kinds = frozenset({Kind.MODULE})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if ctx.qualname(node.func) in self.qualnames or ctx.torch_module_class(node.func) == "CTCLoss":
+            ctx.report(self, node)

@@ -185,6 +185,25 @@ class UnsupportedContextManager(Rule):
         return self.breaks + generated, self.ok
 
 
+class GeneratorObject(Rule):
+    """A `torch.Generator` in compiled code: dynamo refuses to create one (an opaque object made
+    mid-graph, GB0363), to call its methods (`manual_seed`, GB7650), and to pass one to a random op
+    as `generator=` (GB0055). All measured on torch 2.13; `generator=None` traces."""
+
+    code = "GM522"
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        func = node.func
+        if ctx.qualname(func) == "torch.Generator":
+            ctx.report(self, node, use="creates")
+        elif isinstance(func, ast.Attribute) and ctx.kind(func.value) is Kind.GENERATOR:
+            ctx.report(self, node, use="calls a method of")
+        elif any(k.arg == "generator" and ctx.kind(k.value) is Kind.GENERATOR for k in node.keywords):
+            ctx.report(self, node, use="draws from")
+
+
 class AutogradGrad(Rule):
     code = "GM515"
     qualnames = frozenset({"torch.autograd.grad"})
