@@ -27,6 +27,7 @@ class Kind(enum.Enum):
     JIT = "TorchScript module"
     LOCK = "lock"
     GENERATOR = "torch.Generator"
+    SPARSE = "sparse tensor"  # not a TENSOR kind: dynamo wraps none of it, no tensor rule applies
     DISABLED = "function under torch.compiler.disable"
 
     # Kinds are tested for membership in sets on every expression: identity hashing (a C slot)

@@ -55,6 +55,18 @@ LOCK_CLASSES = frozenset(
     }
 )
 LOGGER_FACTORY_SUFFIXES = ("getLogger", "get_logger")
+# What makes a sparse tensor, which dynamo does not wrap (GM523).
+SPARSE_CONSTRUCTORS = frozenset(
+    {
+        "torch.sparse_coo_tensor",
+        "torch.sparse_csr_tensor",
+        "torch.sparse_csc_tensor",
+        "torch.sparse_bsr_tensor",
+        "torch.sparse_bsc_tensor",
+        "torch.sparse_compressed_tensor",
+    }
+)
+SPARSE_METHODS = frozenset({"to_sparse", "to_sparse_coo", "to_sparse_csr", "to_sparse_csc", "to_sparse_bsr", "to_sparse_bsc"})
 DYNAMO_CONFIG = "torch._dynamo.config."
 SCALAR_FLAG = "capture_scalar_outputs"
 SHAPE_FLAG = "capture_dynamic_output_shape_ops"

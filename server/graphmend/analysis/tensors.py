@@ -26,6 +26,8 @@ from .symbols import (
     LOCK_CLASSES,
     LOGGER_FACTORY_SUFFIXES,
     SCALAR_FLAG,
+    SPARSE_CONSTRUCTORS,
+    SPARSE_METHODS,
     ClassInfo,
     ModuleIndex,
     annotation_kind,
@@ -574,6 +576,8 @@ class Evaluator:
     def call_result(self, node: ast.Call, func_kind: Kind, receiver: Kind, arg_kinds: list[Kind]) -> Kind:
         func = node.func
         if isinstance(func, ast.Attribute) and receiver in TENSOR_KINDS:
+            if func.attr in SPARSE_METHODS:
+                return Kind.SPARSE
             if func.attr == "item" and SCALAR_FLAG in self.index.dynamo_flags:
                 return Kind.SCALAR  # a traced symbolic number: branching on it still breaks
             return tensor_method_kind(func.attr, node, receiver, arg_kinds, self.qualname)
@@ -591,6 +595,8 @@ class Evaluator:
                 return Kind.LOCK
             if name == "torch.Generator":
                 return Kind.GENERATOR
+            if name in SPARSE_CONSTRUCTORS:
+                return Kind.SPARSE
             if name in JOINING_FUNCTIONS and self._joins_booleans(node):
                 return Kind.BOOL  # `torch.cat([mask, ~mask])` indexes as a mask, as its parts do
             if name.startswith("torch."):

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
-from ..symbols import LOCK_CLASSES, RNN_FLAG
+from ..symbols import LOCK_CLASSES, RNN_FLAG, SPARSE_CONSTRUCTORS, SPARSE_METHODS
 from .base import Effect, Rule, RuleContext, receiver
 from .catalogue import Example, words_for
 
@@ -202,6 +202,31 @@ class GeneratorObject(Rule):
             ctx.report(self, node, use="calls a method of")
         elif any(k.arg == "generator" and ctx.kind(k.value) is Kind.GENERATOR for k in node.keywords):
             ctx.report(self, node, use="draws from")
+
+
+class SparseTensor(Rule):
+    """Sparse tensors in compiled code: dynamo wraps none. Making one breaks (`to_sparse()` fails
+    as dynamo wraps its result, GB0277; a `torch.sparse_*_tensor` constructor is a skipped call,
+    GB0007), and the first use of the sparse result in the resumed code skips that whole function
+    (GB0015). Measured on torch 2.13."""
+
+    code = "GM523"
+    node_types = (ast.Call,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        func = node.func
+        made = ctx.qualname(func) in SPARSE_CONSTRUCTORS or (
+            isinstance(func, ast.Attribute) and func.attr in SPARSE_METHODS and is_tensor(ctx.kind(func.value))
+        )
+        if made:
+            ctx.report(self, node, use="makes")
+            return
+        operands = [*node.args, *(k.value for k in node.keywords)]
+        if isinstance(func, ast.Attribute):
+            operands.append(func.value)
+        if any(ctx.kind(operand) is Kind.SPARSE for operand in operands):
+            ctx.report(self, node, use="uses", effect=Effect.FRAME_SKIP)
 
 
 class AutogradGrad(Rule):
