@@ -11,6 +11,7 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from ..analysis.symbols import bound_names
+from .aliasing import is_fresh
 from .context import FixContext
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
@@ -210,9 +211,33 @@ def _is_name(node: ast.AST, name: str) -> bool:
 def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, name: str) -> ast.AST | None:
     """The first in-place change to the tensor `name` that can run after `stmt`, if any. A rewrite
     that rebinds `name` to a new tensor where the original kept the old object must not let such
-    a change miss the object it changed before (the caller's tensor, say)."""
-    for statement in reachable_after(ctx, function, stmt):
-        for node in ast.walk(statement):
-            if _changes_in_place(node, name):
-                return node
+    a change miss the object it changed before (the caller's tensor, say).
+
+    A later statement of an enclosing block that rebinds `name` to a new tensor (`preds = preds >
+    t`) ends the search: every path from `stmt` passes it, and changes after it reach that new
+    tensor in the original and in the rewrite alike."""
+    for parent, block, index in enclosing_blocks(ctx, function, stmt):
+        jumps = False  # a `break`/`continue` on the way may skip the rebinding
+        for statement in block[index + 1 :]:
+            for node in ast.walk(statement):
+                if _changes_in_place(node, name):
+                    return node
+                jumps = jumps or isinstance(node, (ast.Break, ast.Continue))
+            if not jumps and _rebinds_to_new_tensor(ctx, statement, name):
+                return None
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
+            for statement in block[: index + 1] + parent.orelse:  # the next iteration runs them again
+                for node in ast.walk(statement):
+                    if _changes_in_place(node, name):
+                        return node
     return None
+
+
+def _rebinds_to_new_tensor(ctx: FixContext, statement: ast.stmt, name: str) -> bool:
+    """`name = <a new tensor>` (arithmetic, a comparison, `clone()`...), never the old object."""
+    return (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and _is_name(statement.targets[0], name)
+        and is_fresh(ctx, statement.value)
+    )

@@ -463,19 +463,43 @@ def _cannot_raise_on_shapes(
     unrelated size). `evaluated` holds the code of expressions the original computes on every path
     (the branch's test): `x / x.abs().max()` under `if x.abs().max() > c` adds no new error;
     `single` the names of tensors the test reads as one value (`_one_element_names`)."""
-    tensors: set[object] = set()  # the shapes of names that may hold tensors (a name stands for its own)
+    shapes = _operand_shapes(ctx, value, signatures, evaluated, single)
+    return shapes is not None and len(shapes) <= 1
+
+
+def _operands_to_match(
+    ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str], single: frozenset[str]
+) -> tuple[str, ...] | None:
+    """The names of tensors of unknown shapes that `value` combines elementwise, when that is all
+    that could make computing it raise: where a check made while tracing finds them of one dtype,
+    shape and device, it cannot (`0.9 * ema + 0.1 * x`). None where something else could raise."""
+    shapes = _operand_shapes(ctx, value, signatures, evaluated, single)
+    if shapes is None or not all(shape == name or shape == ("of", name) for shape, name in shapes.items()):
+        return None  # a shape known otherwise (a reduction's, a constructor's): not one name's own
+    return tuple(shapes.values())
+
+
+def _operand_shapes(
+    ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset(), single: frozenset[str] = frozenset()
+) -> dict[object, str] | None:
+    """`value`'s tensor operands' shapes (a name of unknown shape stands for its own), in order,
+    each with the name that has it, or None where computing it could raise whatever the shapes
+    (see `_cannot_raise_on_shapes`)."""
+    tensors: dict[object, str] = {}  # the shapes of names that may hold tensors (a name stands for its own)
     pending: list[ast.AST] = [value]
     while pending:
         node = pending.pop()
         reduced = _full_reduction_operand(ctx, node, evaluated)
         if reduced is not None:  # one value: its operand only has to be computable on its own
             if not _cannot_raise_on_shapes(ctx, reduced, signatures, evaluated, single):
-                return False
+                return None
             continue
         pending.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            return None  # not elementwise: `x @ x` raises for a non-square `x`
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
             if not (isinstance(node.right, ast.Constant) and isinstance(node.right.value, (int, float)) and node.right.value > 0):
-                return False  # an integer tensor // 0, % 0 or ** -1 raises
+                return None  # an integer tensor // 0, % 0 or ** -1 raises
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
@@ -487,11 +511,11 @@ def _cannot_raise_on_shapes(
             if ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch":  # not the module
                 shape = signatures.of(node).shape
                 if shape != SCALAR_SHAPE:
-                    tensors.add(node.id if shape == UNKNOWN else shape)
+                    tensors.setdefault(node.id if shape == UNKNOWN else shape, node.id)
             continue
         if isinstance(node, ast.Attribute) and isinstance(ctx.parent(node), ast.Call) and ctx.parent(node).func is node:  # type: ignore[union-attr]
             if node.attr not in _SHAPE_SAFE_CALLS and not _casts_to_a_dtype(ctx, ctx.parent(node), signatures):  # type: ignore[arg-type]
-                return False
+                return None
             continue
         if isinstance(node, ast.Call):
             name = ctx.qualname(node.func) or ""
@@ -500,12 +524,12 @@ def _cannot_raise_on_shapes(
             if isinstance(node.func, ast.Name) and node.func.id in GENERATED_PREDICATES:
                 continue  # GraphMend's own: reads dtypes and shapes, raises on none
             if not (name.startswith("torch.") and name.rsplit(".", 1)[1] in _SHAPE_SAFE_CALLS):
-                return False
+                return None
             continue
         if isinstance(node, ast.Attribute) and node.attr == "dtype":
             continue
-        return False
-    return len(tensors) <= 1
+        return None
+    return tensors
 
 
 def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]:
@@ -545,21 +569,39 @@ def _number_literal_node(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
-def _check_computable_ahead(ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError, tests: list[ast.expr]) -> None:
+def _check_computable_ahead(
+    ctx: FixContext, signatures: Signatures, values: list[ast.expr], unproven: DeclineError, tests: list[ast.expr]
+) -> dict[int, tuple[str, ...]]:
     """Values whose dtypes are only compared while tracing are computed before the comparison, on
     every path: none may need torch.cond (`unproven` stands) or raise on shapes where the original
-    did not compute it (`tests`, computed on every path, add no new error)."""
+    did not compute it (`tests`, computed on every path, add no new error). A value that could
+    raise only because it combines tensors of unknown shapes is computed only where a check made
+    while tracing finds them alike: the names to check, by the value's `id` (see `_guarded`)."""
     evaluated = frozenset(ctx.code(n) for test in tests for n in ast.walk(test) if isinstance(n, ast.expr))
     single = _one_element_names(ctx, tests)
     if any(_costly(ctx, v) for v in values):
         raise unproven
+    guards: dict[int, tuple[str, ...]] = {}
     for value in values:
-        if not _cannot_raise_on_shapes(ctx, value, signatures, evaluated, single):
+        if _cannot_raise_on_shapes(ctx, value, signatures, evaluated, single):
+            continue
+        operands = _operands_to_match(ctx, value, signatures, evaluated, single)
+        if operands is None:
             raise DeclineError(
                 "dtype-shape-unproven",
                 f"{unproven.reason}; and computing `{_describe(ctx, value)}` on both paths could raise "
                 "(its operands' shapes are not known to fit)",
             ) from None
+        guards[id(value)] = operands
+    return guards
+
+
+def _guarded(text: str, operands: tuple[str, ...] | None) -> str:
+    """`text` computed only where `operands` have one dtype, shape and device (settled while
+    tracing), else None, which the type check after it rejects: the original branches run there."""
+    if not operands:
+        return text
+    return f"({text}) if {call_text(SAME_TYPE, *operands)} else None"
 
 
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
@@ -697,6 +739,8 @@ class _IfRewrite:
         # they match, the original `if` everywhere else.
         self.type_checks: list[str] = []
         self.checked_values: list[str] = []
+        # Values computed ahead only where their operands prove alike while tracing (`_guarded`).
+        self.ahead_guards: dict[int, tuple[str, ...]] = {}
         self.tensor_test: ast.expr | None = None
         self.unproven: DeclineError | None = None  # the proof that failed, should checking be impossible
         # A condition not known to be one value is held in a temporary and its size checked while
@@ -865,7 +909,8 @@ class _IfRewrite:
             if error.key != "dtype-shape-unproven":
                 raise
             computed = [early, late, *(stmt.value for stmt in between if isinstance(stmt, ast.Assign))]
-            _check_computable_ahead(ctx, self.signatures, computed, error, self.tests)
+            if _check_computable_ahead(ctx, self.signatures, computed, error, self.tests):
+                raise error  # where the check fails the values held here are returned: none may be left out
             return True
 
     # -- returns ------------------------------------------------------------------------------
@@ -1005,7 +1050,7 @@ class _IfRewrite:
             )
             if carried:
                 raise  # temporaries carried across statements: not checked while tracing
-            _check_computable_ahead(ctx, self.signatures, concrete, error, self.tests)
+            self.ahead_guards.update(_check_computable_ahead(ctx, self.signatures, concrete, error, self.tests))
             unproven = error
         _check_not_a_nan_guard(ctx, self.tests, signature_values, role)
         conditions = [self._condition(t) for t in self.tests]
@@ -1029,6 +1074,7 @@ class _IfRewrite:
             if isinstance(value, ast.Name) and text == value.id:
                 names.append(text)  # already a name: nothing to hold
                 continue
+            text = _guarded(text, self.ahead_guards.get(id(value)))
             temporary = self._fresh(f"{default_name or 'value'}_{'if_true' if position == 0 else f'branch_{position + 1}' if position < len(conditions) else 'otherwise'}")
             self.checked_values.append(f"{temporary} = {text}")
             names.append(temporary)
