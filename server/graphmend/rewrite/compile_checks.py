@@ -251,6 +251,49 @@ def {name}(tensor, number, value) -> {torch}.Tensor:
     return quotient.to(tensor.dtype) if floating else quotient
 '''
 
+LENGTHS_FIT = "_graphmend_lengths_fit"
+assert LENGTHS_FIT in TRUE_WHEN_FIXED_NAMES
+
+_LENGTHS_FIT_TEXT = '''
+
+def {name}(lengths, target, dim):
+    """Whether `lengths` holds one integer length per row of `target`, which has dimension `dim`,
+    so that comparing positions along `dim` with the lengths marks each row's slice.
+
+    Added by GraphMend: decided from shapes and dtypes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original loop runs.
+    """
+    return (
+        isinstance(lengths, {torch}.Tensor)
+        and isinstance(target, {torch}.Tensor)
+        and lengths.dim() == 1
+        and target.dim() > dim
+        and lengths.shape[0] == target.shape[0]
+        and not lengths.is_floating_point()
+        and not lengths.is_complex()
+        and lengths.dtype != {torch}.bool
+    )
+'''
+
+LENGTH_POSITIONS = "_graphmend_length_positions"
+
+_LENGTH_POSITIONS_TEXT = '''
+
+def {name}(lengths, target, dim, prefix):
+    """Which elements of `target` the slices `target[i, ..., lengths[i]:]` select (with `prefix`,
+    `target[i, ..., :lengths[i]]`), as a mask that broadcasts over `target`. A negative length
+    counts from the end, as a slice bound does.
+
+    Added by GraphMend for a loop over the lengths that filled those slices one row at a time.
+    """
+    size = target.shape[dim]
+    positions = {torch}.arange(size, device=target.device)
+    bounds = lengths.to(target.device)
+    bounds = {torch}.where(bounds < 0, (bounds + size).clamp(min=0), bounds)[:, None]
+    inside = positions < bounds if prefix else positions >= bounds
+    return inside.reshape(inside.shape[0], *([1] * (dim - 1)), size, *([1] * (target.dim() - dim - 1)))
+'''
+
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
@@ -263,6 +306,8 @@ _TEXTS = {
     INT_DIVISOR: _INT_DIVISOR_TEXT,
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,
     DIVIDE_BY_NUMBER: _DIVIDE_BY_NUMBER_TEXT,
+    LENGTHS_FIT: _LENGTHS_FIT_TEXT,
+    LENGTH_POSITIONS: _LENGTH_POSITIONS_TEXT,
 }
 
 

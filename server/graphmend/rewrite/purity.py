@@ -15,6 +15,7 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
 from .compile_checks import (
+    LENGTHS_FIT,
     MASK_SELECTS_ALIKE,
     MASK_SELECTS_ROWS,
     MASK_SPANS,
@@ -57,7 +58,10 @@ UNSAFE_TORCH = frozenset(
 # devices only, so evaluating one on a path not taken is unobservable. `_graphmend_spread_mask`
 # is a reshape that keeps the element count, a view that cannot raise.
 GENERATED_PREDICATES = frozenset(
-    {NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK}
+    {
+        NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK,
+        LENGTHS_FIT,
+    }
 )
 _SAFE_BUILTINS = frozenset(
     {"len", "min", "max", "abs", "isinstance", "getattr", "hasattr", "tuple", "list", "float", "int", "bool", "round", "str"}

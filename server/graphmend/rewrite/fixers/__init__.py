@@ -13,6 +13,7 @@ from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .guarded_fill import GuardedMaskedFillFixer
+from .length_fill import LengthFillFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
@@ -38,6 +39,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     GuardedMaskedFillFixer(),  # before Where too: filling nothing needs no test at all
     WhereFixer(),
     WhileLoopFixer(),
+    LengthFillFixer(),  # before Scalar: a length read per row is a slice bound, which Scalar declines
     ScalarFixer(),
     MaskedReductionFixer(),
     MaskedRowLossFixer(),
