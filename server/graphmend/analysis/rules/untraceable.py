@@ -196,7 +196,8 @@ class GeneratorObject(Rule):
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
         func = node.func
-        if ctx.qualname(func) == "torch.Generator":
+        leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if leaf == "Generator" and ctx.qualname(func) == "torch.Generator":  # runs on every call: the name first
             ctx.report(self, node, use="creates")
         elif isinstance(func, ast.Attribute) and ctx.kind(func.value) is Kind.GENERATOR:
             ctx.report(self, node, use="calls a method of")
@@ -216,8 +217,10 @@ class SparseTensor(Rule):
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
         func = node.func
-        made = ctx.qualname(func) in SPARSE_CONSTRUCTORS or (
-            isinstance(func, ast.Attribute) and func.attr in SPARSE_METHODS and is_tensor(ctx.kind(func.value))
+        leaf = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        made = leaf.startswith(("sparse_", "to_sparse")) and (  # runs on every call: the name first
+            ctx.qualname(func) in SPARSE_CONSTRUCTORS
+            or (isinstance(func, ast.Attribute) and leaf in SPARSE_METHODS and is_tensor(ctx.kind(func.value)))
         )
         if made:
             ctx.report(self, node, use="makes")
