@@ -17,8 +17,10 @@ tensor, as the slice assignment did.
 Preconditions, checked here: the loop is `for i, n in enumerate(<lengths>)` (or `<lengths>.tolist()`)
 or `for i in range(len(<lengths>))` with `<lengths>[i]` as the bound; its body is an optional
 `n = n.item()` / `n = int(n)` and one write `t[i, :, ..., n:] = v` (or `[:n]`, or `.fill_(v)` /
-`.zero_()` of that slice) of a number literal; `i` and `n` are not read after the loop; the target
-is a name or attribute other than the lengths. Checked while tracing, where dynamo knows shapes and
+`.zero_()` of that slice) of a number literal, or a copy of the same slice of another tensor
+(`out[i, :n] = src[i, :n]` -> `out.copy_(torch.where(<positions>, src, out))`, with `src` checked
+while tracing to have `out`'s dtype, shape and device); `i` and `n` are not read after the loop;
+the target, the lengths and the source are distinct names or attributes. Checked while tracing, where dynamo knows shapes and
 dtypes (no break): the lengths are a 1-d integer tensor with one entry per row of the target, which
 has the filled dimension; elsewhere the loop runs as before.
 """
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...findings import Finding
-from ..compile_checks import LENGTH_POSITIONS, LENGTHS_FIT, call_text, helper_edits
+from ..compile_checks import LENGTH_POSITIONS, LENGTHS_FIT, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
@@ -53,7 +55,8 @@ class _Loop:
     target: ast.expr
     dim: int
     prefix: bool
-    value: ast.expr
+    value: ast.expr  # a number literal, or (a copy) the same slice of `source`
+    source: ast.expr | None = None
 
 
 class LengthFillFixer:
@@ -73,13 +76,24 @@ class LengthFillFixer:
         lengths, target = ctx.code(found.lengths), ctx.code(found.target)
         check = call_text(LENGTHS_FIT, lengths, target, str(found.dim))
         positions = call_text(LENGTH_POSITIONS, lengths, target, str(found.dim), str(found.prefix))
-        text = f"if {check}:\n    {ctx.atom(found.target)}.masked_fill_({positions}, {ctx.code(found.value)})\nelse:\n    pass\n"
+        if found.source is None:
+            fill = f"{ctx.atom(found.target)}.masked_fill_({positions}, {ctx.code(found.value)})"
+        else:  # a copy: the source's own values where the slices are, the target's elsewhere
+            source = ctx.code(found.source)
+            check += f" and {call_text(SAME_TYPE, target, source)}"
+            fill = f"{ctx.atom(found.target)}.copy_({ctx.torch_name()}.where({positions}, {source}, {target}))"
+        text = f"if {check}:\n    {fill}\nelse:\n    pass\n"
         replacement = cst.parse_statement(text)
         assert isinstance(replacement, cst.If) and isinstance(replacement.orelse, cst.Else)
         original = ctx.cst_node(function, loop, cst.For)
         orelse = replacement.orelse.with_changes(body=replacement.orelse.body.with_changes(body=[original]))
         edits = [ctx.rewrite(function, {original: replacement.with_changes(orelse=orelse)})]
         edits += helper_edits(ctx, LENGTHS_FIT) + helper_edits(ctx, LENGTH_POSITIONS)
+        if found.source is not None:
+            edits += helper_edits(ctx, SAME_TYPE)
+        import_edit = ctx.import_edit()
+        if import_edit is not None:
+            edits.append(import_edit)
         return Fix(finding, TITLE, Safety.SAFE, tuple(edits))
 
 
@@ -107,15 +121,24 @@ def _match(ctx: FixContext, loop: ast.For) -> _Loop:
     prefix = bound.upper is not None
     if not _is_length(bound.upper if prefix else bound.lower, index, bound_name, lengths):  # type: ignore[arg-type]
         raise DeclineError("not-a-length-loop", "the slice bound is not the row's length")
-    if not _number(value):
-        raise DeclineError("fill-value", "the filled value is not a number literal")
     target = subscript.value
-    root, lengths_root = reference_root(target), reference_root(lengths)
-    if root is None or lengths_root is None or root == lengths_root:
-        raise DeclineError("not-a-length-loop", "the target or the lengths is not a plain name or attribute (or they are one)")
-    if any(isinstance(n, ast.Name) and n.id in (index, bound_name) for n in ast.walk(target)):
-        raise DeclineError("not-a-length-loop", "the target depends on the loop's names")
-    return _Loop(lengths, target, sliced[0], prefix, value)
+    source = _copied_from(value, subscript) if isinstance(body[0], ast.Assign) else None
+    if not _number(value) and source is None:
+        raise DeclineError("fill-value", "the value is neither a number literal nor the same slice of another tensor")
+    roots = [reference_root(target), reference_root(lengths)] + ([reference_root(source)] if source is not None else [])
+    if None in roots or len(set(roots)) < len(roots):
+        raise DeclineError("not-a-length-loop", "the target, the lengths or the source is not a plain name or attribute (or two are one)")
+    for part in (target, source):
+        if part is not None and any(isinstance(n, ast.Name) and n.id in (index, bound_name) for n in ast.walk(part)):
+            raise DeclineError("not-a-length-loop", "the target or the source depends on the loop's names")
+    return _Loop(lengths, target, sliced[0], prefix, value, source)
+
+
+def _copied_from(value: ast.expr, written: ast.Subscript) -> ast.expr | None:
+    """`src` where `value` is `src[<the written slice>]` (`out[i, :n] = src[i, :n]`)."""
+    if isinstance(value, ast.Subscript) and ast.dump(value.slice) == ast.dump(written.slice):
+        return value.value
+    return None
 
 
 def _header(loop: ast.For) -> tuple[str, str | None, ast.expr]:
