@@ -45,3 +45,33 @@ def test_a_loop_over_enumerate_stops_the_frame_and_what_follows_is_latent(tmp_pa
     findings = {(f.span.start_line, f.code): f for f in analyze(ENUMERATE_LOOP, str(path))}
     assert findings[(9, "GM301")].effect == "frame-skip" and not findings[(9, "GM301")].latent
     assert findings[(12, "GM201")].latent
+
+
+UNTRACEABLE_WITH = '''import torch
+
+
+@torch.compile
+def f(x):
+    y = x * 2
+    with torch.backends.cudnn.flags(enabled=False):
+        z = y.sum().item()
+    return y * z
+
+
+def inputs():
+    return [(torch.ones(3),)]
+'''
+
+
+def test_entering_an_untraceable_context_manager_makes_what_follows_latent(tmp_path: Path) -> None:
+    """Dynamo skips the whole function at the `with` it cannot enter and logs nothing after it: the
+    `.item()` inside the block is latent (it breaks once the `with` is gone), not a break today."""
+    path = tmp_path / "untraceable_with.py"
+    path.write_text(UNTRACEABLE_WITH, encoding="utf-8")
+    module = import_case(path)
+    records = capture(module.f, module.inputs()[0])["breaks"]
+    assert {record["line"] for record in records if record["file"] == str(path)} == {7}, records
+
+    findings = {(f.span.start_line, f.code): f for f in analyze(UNTRACEABLE_WITH, str(path))}
+    assert findings[(7, "GM514")].effect == "frame-skip" and not findings[(7, "GM514")].latent
+    assert findings[(8, "GM201")].latent

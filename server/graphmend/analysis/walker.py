@@ -457,7 +457,7 @@ class FunctionWalker:
                 f"Dynamo cannot resume after it: it compiles up to here and runs the rest of `{self.function_name}` eagerly."
             )
         sentences.append(rule.fix)
-        eager_from = self._eager_from(node, effect, amplifier)
+        eager_from = self._eager_from(node, effect, amplifier, rule.skips_own_frame)
         self._note_resume_point(node, effect, amplifier)
         if (
             effect is Effect.FRAME_SKIP
@@ -487,7 +487,7 @@ class FunctionWalker:
             )
         )
 
-    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> EagerPoint | None:
+    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None, own_frame: bool = False) -> EagerPoint | None:
         """Where this break makes dynamo stop compiling a function, when that is certain: the break
         itself (a skip in this function) or the call, in a loop of a caller, that leads to it. The
         caller's wins over a loop here: dynamo inlines this function into the caller's frame, so the
@@ -507,7 +507,7 @@ class FunctionWalker:
         # t`, a slice by a tensor) runs the rest of this function eagerly, in its own frame or as
         # part of the caller's eager rest.
         if amplifier is None:
-            this_frame = effect is Effect.RESUME_FAILS and caller is None
+            this_frame = (effect is Effect.RESUME_FAILS or (effect is Effect.FRAME_SKIP and own_frame)) and caller is None
         else:
             this_frame = amplifier.kind != "caller" and amplifier.certain and (not self.arms or self._arm_holds(amplifier))
         return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None) if this_frame else None

@@ -99,6 +99,10 @@ class Rule:
     why: ClassVar[str]  # why dynamo breaks there
     fix: ClassVar[str]  # what to do about it (an imperative sentence)
     effect: ClassVar[Effect] = Effect.BREAK
+    # A FRAME_SKIP that is known to stop this very function's frame (entering an untraceable
+    # context manager), not a frame of its own that it makes (a module's `__init__` run mid-forward):
+    # what follows it in the function is then latent.
+    skips_own_frame: ClassVar[bool] = False
     # Hooks: node types (post-order, after kinds are known), qualified call targets, method names,
     # truth-test constructs ("if", "while", "ternary", "boolop", "not", "comprehension"), statements.
     # Prefer the narrowest hook: a rule on ast.Call runs for every call of every compiled function.

@@ -160,6 +160,7 @@ class UnsupportedContextManager(Rule):
 
     code = "GM514"
     effect = Effect.FRAME_SKIP
+    skips_own_frame = True  # entering it: "Unsupported context manager" skips the function it is in
     statement_types = (ast.With,)
     table: ClassVar[Mapping[str, str]] = words_for("GM514").calls
     entered: ClassVar[frozenset[str]] = LOCK_CLASSES | frozenset(table)  # built once: this runs for every `with`
