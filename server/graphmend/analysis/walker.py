@@ -280,6 +280,8 @@ class FunctionWalker:
         found: set[str] = set()
         if not params:  # most functions: no walk (this runs for every function, on every keystroke)
             return found
+        if "~" not in self.module.source.text_of(self.function):
+            return found  # no inversion anywhere in it (a substring test instead of a walk)
         for node in ast.walk(self.function):
             if isinstance(node, ast.Subscript):
                 for part in ast.walk(node.slice):
