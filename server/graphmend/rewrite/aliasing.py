@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from ..analysis.kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind
 from .context import FixContext
 
 # Calls that always return a new tensor (never their argument or a view of it). `.to()`,
@@ -41,6 +42,7 @@ _FRESH_METHODS = frozenset(
         "nan_to_num", "nonzero", "count_nonzero",
     }
 )  # fmt: skip
+_NOT_TENSORS = NON_TENSOR_KINDS | {Kind.MODULE, Kind.MODULES, Kind.JIT, Kind.LOGGER}
 # Reads through these keep no reference to the tensor (numbers, new tensors, metadata).
 _READ_METHODS = _FRESH_METHODS | {"size", "dim", "numel", "item", "tolist", "any", "all", "max", "min", "argmax", "argmin"}
 _READ_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "is_cuda", "requires_grad"})
@@ -58,7 +60,13 @@ def is_fresh(ctx: FixContext, value: ast.expr) -> bool:
     if name.startswith("torch.") and name.count(".") == 1 and name.split(".")[1] in _FRESH_TORCH:
         return True
     func = value.func
-    return isinstance(func, ast.Attribute) and func.attr in _FRESH_METHODS and not name.startswith(("torch.", "math.", "numpy."))
+    if not (isinstance(func, ast.Attribute) and func.attr in _FRESH_METHODS and not name.startswith(("torch.", "math.", "numpy."))):
+        return False
+    # a tensor's own method, not a module's or an object's: `self.norm(x)` may hand `x` back
+    receiver = func.value
+    return ctx.kind(receiver) in TENSOR_KINDS or not (
+        (isinstance(receiver, ast.Name) and receiver.id in ("self", "cls")) or ctx.kind(receiver) in _NOT_TENSORS
+    )
 
 
 def _harmless_read(ctx: FixContext, use: ast.Name) -> bool:

@@ -258,7 +258,8 @@ _LENGTHS_FIT_TEXT = '''
 
 def {name}(lengths, target, dim):
     """Whether `lengths` holds one integer length per row of `target`, which has dimension `dim`,
-    so that comparing positions along `dim` with the lengths marks each row's slice.
+    so that comparing positions along `dim` with the lengths marks each row's slice (and `target`
+    is not a leaf that requires grad, where the loop raises only if it writes anything).
 
     Added by GraphMend: decided from shapes and dtypes only, so under torch.compile it is settled
     while tracing and costs no graph break; where it is False the original loop runs.
@@ -272,6 +273,7 @@ def {name}(lengths, target, dim):
         and not lengths.is_floating_point()
         and not lengths.is_complex()
         and lengths.dtype != {torch}.bool
+        and not (target.is_leaf and target.requires_grad)
     )
 '''
 
@@ -288,7 +290,7 @@ def {name}(lengths, target, dim, prefix):
     """
     size = target.shape[dim]
     positions = {torch}.arange(size, device=target.device)
-    bounds = lengths.to(target.device)
+    bounds = lengths.to(device=target.device, dtype={torch}.int64)  # `bounds + size` must not wrap (int8)
     bounds = {torch}.where(bounds < 0, (bounds + size).clamp(min=0), bounds)[:, None]
     inside = positions < bounds if prefix else positions >= bounds
     return inside.reshape(inside.shape[0], *([1] * (dim - 1)), size, *([1] * (target.dim() - dim - 1)))

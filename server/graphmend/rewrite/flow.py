@@ -215,15 +215,22 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
 
     A later statement of an enclosing block that rebinds `name` to a new tensor (`preds = preds >
     t`) ends the search: every path from `stmt` passes it, and changes after it reach that new
-    tensor in the original and in the rewrite alike."""
+    tensor in the original and in the rewrite alike. Not across a `break`/`continue` met on the way
+    (at any level: it may skip the rebinding), nor inside a `try` (a handler may run instead)."""
+    jumps = False  # a `break`/`continue` on the way may skip the rebinding
+    in_try = False
     for parent, block, index in enclosing_blocks(ctx, function, stmt):
-        jumps = False  # a `break`/`continue` on the way may skip the rebinding
-        for statement in block[index + 1 :]:
+        following = list(block[index + 1 :])
+        if isinstance(parent, (ast.Try, ast.TryStar)):
+            in_try = True  # the handlers, `else` and `finally` may run after `stmt` too
+            following += [s for handler in parent.handlers for s in handler.body if s not in block]
+            following += [s for s in parent.orelse + parent.finalbody if s not in block]
+        for statement in following:
             for node in ast.walk(statement):
                 if _changes_in_place(node, name):
                     return node
                 jumps = jumps or isinstance(node, (ast.Break, ast.Continue))
-            if not jumps and _rebinds_to_new_tensor(ctx, statement, name):
+            if not (jumps or in_try) and _rebinds_to_new_tensor(ctx, statement, name):
                 return None
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
             for statement in block[: index + 1] + parent.orelse:  # the next iteration runs them again

@@ -20,7 +20,8 @@ or `for i in range(len(<lengths>))` with `<lengths>[i]` as the bound; its body i
 `.zero_()` of that slice) of a number literal, or a copy of the same slice of another tensor
 (`out[i, :n] = src[i, :n]` -> `out.copy_(torch.where(<positions>, src, out))`, with `src` checked
 while tracing to have `out`'s dtype, shape and device); `i` and `n` are not read after the loop;
-the target, the lengths and the source are distinct names or attributes. Checked while tracing, where dynamo knows shapes and
+the target is a local name bound to a new tensor (arithmetic, a constructor: never a view or an
+expanded tensor) after the lengths and the source were bound (so neither can be a view of it). Checked while tracing, where dynamo knows shapes and
 dtypes (no break): the lengths are a 1-d integer tensor with one entry per row of the target, which
 has the filled dimension; elsewhere the loop runs as before.
 """
@@ -34,9 +35,10 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...findings import Finding
+from ..aliasing import is_fresh
 from ..compile_checks import LENGTH_POSITIONS, LENGTHS_FIT, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
-from ..flow import read_after
+from ..flow import reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..selections import reference_root
 
@@ -70,6 +72,7 @@ class LengthFillFixer:
         if loop is None or function is None or not ctx.contains(function, loop):
             raise DeclineError("not-a-length-loop", "the value is not read in a loop over lengths")
         found = _match(ctx, loop)
+        _check_target_is_new(ctx, function, loop, found)
         for name in _loop_names(loop):
             if read_after(ctx, loop, name):
                 raise DeclineError("loop-name-read-after", f"`{name}` is read after the loop, which would leave it unset")
@@ -139,6 +142,33 @@ def _copied_from(value: ast.expr, written: ast.Subscript) -> ast.expr | None:
     if isinstance(value, ast.Subscript) and ast.dump(value.slice) == ast.dump(written.slice):
         return value.value
     return None
+
+
+def _check_target_is_new(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, loop: ast.For, found: _Loop) -> None:
+    """The target is a local tensor made in this function (`mask = torch.zeros(...)`, `y = x * 2`)
+    before which the lengths and the source were already bound (or are new tensors made after it):
+    then it shares memory with neither
+    (the loop reads lengths and source rows after writing earlier rows: through a view of one
+    buffer the original would read what it wrote), and it is not an expanded view (which
+    `masked_fill_` warns about and `copy_` refuses)."""
+    target = found.target
+    if not isinstance(target, ast.Name):
+        raise DeclineError("length-fill-alias", f"`{ctx.excerpt(target, 30)}` is not a local tensor made in this function")
+    value = reaching_definition(ctx, loop, target.id)
+    if value is None or not is_fresh(ctx, value):
+        raise DeclineError("length-fill-alias", f"`{target.id}` is not known to be a new tensor made here (it may share memory with the lengths or the source)")
+    made = ctx.statement_of(value)
+    made_line = made.lineno if made is not None else loop.lineno
+    for other in (found.lengths, found.source):
+        root = reference_root(other) if other is not None else None
+        if root is None:
+            continue
+        for node in ast.walk(function):
+            if not (isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store) and node.lineno >= made_line):
+                continue
+            binding = ctx.parent(node)  # a new tensor bound later cannot be a view of the target
+            if not (isinstance(binding, ast.Assign) and binding.targets == [node] and is_fresh(ctx, binding.value)):
+                raise DeclineError("length-fill-alias", f"`{root}` is bound after `{target.id}` is made: it may be a view of it")
 
 
 def _header(loop: ast.For) -> tuple[str, str | None, ast.expr]:

@@ -476,7 +476,28 @@ def _operands_to_match(
     shapes = _operand_shapes(ctx, value, signatures, evaluated, single)
     if shapes is None or not all(shape == name or shape == ("of", name) for shape, name in shapes.items()):
         return None  # a shape known otherwise (a reduction's, a constructor's): not one name's own
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
+            return None  # raises on floating tensors, which the check asks for
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
+            return None
+        if isinstance(node, ast.Name) and ctx.kind(node) is Kind.PY and _parameter_without_number_annotation(ctx, node):
+            return None  # a Python number only by its default: a caller may pass a tensor of any shape
     return tuple(shapes.values())
+
+
+def _parameter_without_number_annotation(ctx: FixContext, name: ast.Name) -> bool:
+    """`name` is a parameter of its function not annotated `int`, `float` or `bool` (its kind may
+    come from a default value alone)."""
+    function = ctx.function_of(name)
+    if function is None:
+        return False
+    arguments = function.args
+    for argument in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]:
+        if argument.arg == name.id:
+            annotation = argument.annotation
+            return not (isinstance(annotation, ast.Name) and annotation.id in ("int", "float", "bool"))
+    return False
 
 
 def _operand_shapes(
@@ -597,11 +618,13 @@ def _check_computable_ahead(
 
 
 def _guarded(text: str, operands: tuple[str, ...] | None) -> str:
-    """`text` computed only where `operands` have one dtype, shape and device (settled while
-    tracing), else None, which the type check after it rejects: the original branches run there."""
+    """`text` computed only where `operands` are floating tensors of one dtype, shape and device
+    (settled while tracing; on floating tensors the elementwise work `_operands_to_match` admits
+    raises on none), else None, which the type check after it rejects: the original branches
+    run there."""
     if not operands:
         return text
-    return f"({text}) if {call_text(SAME_TYPE, *operands)} else None"
+    return f"({text}) if {call_text(SAME_TYPE, *operands)} and {operands[0]}.is_floating_point() else None"
 
 
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
