@@ -169,25 +169,20 @@ class MaskedReductionFixer:
         mask = index.mask
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
         name = binding.targets[0].id  # type: ignore[attr-defined]
-        if not rereadable(mask):
-            raise DeclineError(
-                "mask-shape", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name or a comparison of names, to read again where `{name}` is reduced"
-            )
+        if not _is_reference(mask):
+            raise DeclineError("mask-shape", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name, to read again where `{name}` is reduced")
         if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
         block = rest_of_block(ctx, binding)
         block_end = block[-1].end_lineno or block[-1].lineno
         in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
         nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
-        # The mask is evaluated again at each reduction (a comparison too, `target != ignore`): no
-        # name it reads may change in between.
-        roots = {reference_root(n) for n in ast.walk(mask) if isinstance(n, (ast.Name, ast.Attribute))} - {None}
+        root = reference_root(mask)
         for node in nodes:
-            stored = isinstance(node, ast.Name) and node.id in roots and isinstance(node.ctx, ast.Store)
-            in_place = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and reference_root(node.func.value) in roots
+            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
+            in_place = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and reference_root(node.func.value) == root
             if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
-                changed = node.id if isinstance(node, ast.Name) else reference_root(node.func.value)  # type: ignore[attr-defined]
-                raise DeclineError("mask-changed", f"`{changed}` is changed after `{name}` is bound: the reductions would read another mask")
+                raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
