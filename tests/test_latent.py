@@ -75,3 +75,33 @@ def test_entering_an_untraceable_context_manager_makes_what_follows_latent(tmp_p
     findings = {(f.span.start_line, f.code): f for f in analyze(UNTRACEABLE_WITH, str(path))}
     assert findings[(7, "GM514")].effect == "frame-skip" and not findings[(7, "GM514")].latent
     assert findings[(8, "GM201")].latent
+
+
+WITH_IN_A_LOOP = '''import torch
+
+
+@torch.compile
+def f(x, n: int):
+    y = x * 2
+    for _ in range(n):
+        with torch.backends.cudnn.flags(enabled=False):
+            y = y + 1
+    return y + y.sum().item()
+
+
+def inputs():
+    return [(torch.ones(3), 0)]
+'''
+
+
+def test_a_with_in_a_loop_that_may_not_run_leaves_what_follows_counted(tmp_path: Path) -> None:
+    """A loop body may not run (here it runs 0 times): dynamo then traces on past it and breaks
+    at the `.item()`, which must stay a counted break, not a latent one."""
+    path = tmp_path / "with_in_loop.py"
+    path.write_text(WITH_IN_A_LOOP, encoding="utf-8")
+    module = import_case(path)
+    records = capture(module.f, module.inputs()[0])["breaks"]
+    assert {record["line"] for record in records if record["file"] == str(path)} == {10}, records
+
+    findings = {(f.span.start_line, f.code): f for f in analyze(WITH_IN_A_LOOP, str(path))}
+    assert not findings[(10, "GM201")].latent

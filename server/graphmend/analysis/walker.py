@@ -77,6 +77,7 @@ class FunctionWalker:
         self._frame_inputs: dict[str, int] = {}
         self._stores: dict[str, list[int]] | None = None
         self._conditional: set[int] | None = None
+        self._optional: set[int] | None = None  # see _optional_nodes
         # breaks that make dynamo run all of this function eagerly, with the `if` arms (line ranges) they are in
         self._eager_causes: list[tuple[ast.AST, tuple[tuple[int, int, int, int], ...]]] = []
         # per arm in `arms`: where its `if`/`match` starts, and the line after which the code that
@@ -393,6 +394,25 @@ class FunctionWalker:
                     self._conditional.update(id(n) for n in ast.walk(part))
         return self._conditional
 
+    def _optional_nodes(self) -> set[int]:
+        """Nodes in blocks that may not run even when the function does: loop bodies and their
+        `else`, exception handlers, a `try`'s `else`, `match` cases. An `if` on an undecided
+        condition is tracked apart (`arms`)."""
+        if self._optional is None:
+            self._optional = set()
+            for inner in ast.walk(self.function):
+                blocks: list[list[ast.stmt]] = []
+                if isinstance(inner, (ast.For, ast.AsyncFor, ast.While)):
+                    blocks = [inner.body, inner.orelse]
+                elif isinstance(inner, (ast.Try, ast.TryStar)):
+                    blocks = [*(handler.body for handler in inner.handlers), inner.orelse]
+                elif isinstance(inner, ast.Match):
+                    blocks = [case.body for case in inner.cases]
+                for block in blocks:
+                    for statement in block:
+                        self._optional.update(id(n) for n in ast.walk(statement))
+        return self._optional
+
     def _note_resume_point(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> None:
         """After a resumable break at the top level of the function, every bound name reaches the
         resume function as a frame input (see frame_input)."""
@@ -509,7 +529,8 @@ class FunctionWalker:
         # t`, a slice by a tensor) runs the rest of this function eagerly, in its own frame or as
         # part of the caller's eager rest.
         if amplifier is None:
-            this_frame = (effect is Effect.RESUME_FAILS or (effect is Effect.FRAME_SKIP and own_frame)) and caller is None
+            skips_here = effect is Effect.FRAME_SKIP and own_frame and id(node) not in self._optional_nodes()
+            this_frame = (effect is Effect.RESUME_FAILS or skips_here) and caller is None
         else:
             this_frame = amplifier.kind != "caller" and amplifier.certain and (not self.arms or self._arm_holds(amplifier))
         return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None) if this_frame else None

@@ -189,6 +189,53 @@ def reachable_after(ctx: FixContext, function: ast.AST, check: ast.stmt) -> list
     return found
 
 
+def changes_in_place(node: ast.AST, name: str) -> bool:
+    """`name += ...` (in place on a tensor), `name.op_(...)` (also through a view of it,
+    `name.view(-1).add_(1)`), `name[...] = ...`, `name.data = ...`, `f(..., out=name)`."""
+    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and _base_name(t) == name for t in node.targets):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
+        if _base_name(node.func.value) == name:
+            return True
+    return _changes_in_place(node, name)
+
+
+def _base_name(node: ast.AST) -> str | None:
+    """The name a chain of attributes, subscripts and method calls starts from (`t` of
+    `t.view(-1)[0].data`)."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript)):
+            node = node.value
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            node = node.func.value
+        else:
+            return node.id if isinstance(node, ast.Name) else None
+
+
+def mask_escape(ctx: FixContext, function: ast.AST, name: str) -> ast.AST | None:
+    """Where the tensor `name` may reach code that could change it unseen, anywhere in `function`:
+    bound to another name as itself or a view (`t = m`, `t = m.view(-1)`: a change through `t`
+    changes `m`), read by a nested function or lambda, or passed to a call other than torch's
+    own functions and builtins (a helper may change it in place). None where it reaches none."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                return node
+        if isinstance(node, ast.Assign) and _base_name(node.value) == name and not is_fresh(ctx, node.value):
+            if not (isinstance(node.value, ast.Subscript) and not isinstance(node.value.value, (ast.Call, ast.Attribute))):
+                return node  # `t = m` or a view; `x[m]`-style reads of `m` itself are selections, not aliases
+        if isinstance(node, ast.Call) and any(_base_name(a) == name and isinstance(a, ast.Name) for a in [*node.args, *(k.value for k in node.keywords)]):
+            callee = ctx.qualname(node.func) or ""
+            if not callee.startswith(("torch.", "builtins.")) and not _tensor_method(node.func):
+                return node
+    return None
+
+
+def _tensor_method(func: ast.expr) -> bool:
+    """`<expr>.<method>` other than on `self` (a tensor's method reads its arguments only)."""
+    return isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
+
+
 def _changes_in_place(node: ast.AST, name: str) -> bool:
     """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
     if isinstance(node, ast.AugAssign):
@@ -227,7 +274,7 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             following += [s for s in parent.orelse + parent.finalbody if s not in block]
         for statement in following:
             for node in ast.walk(statement):
-                if _changes_in_place(node, name):
+                if changes_in_place(node, name):
                     return node
                 jumps = jumps or isinstance(node, (ast.Break, ast.Continue))
             if not (jumps or in_try) and _rebinds_to_new_tensor(ctx, statement, name):
@@ -235,7 +282,7 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
             for statement in block[: index + 1] + parent.orelse:  # the next iteration runs them again
                 for node in ast.walk(statement):
-                    if _changes_in_place(node, name):
+                    if changes_in_place(node, name):
                         return node
     return None
 

@@ -51,7 +51,7 @@ from ...analysis.kinds import BOOL_KINDS
 from ...findings import Edit, Finding
 from ..compile_checks import MASK_SPANS, SPREAD_MASK, call_text, checked_or_original, helper_edits
 from ..context import FixContext
-from ..flow import rest_of_block
+from ..flow import changes_in_place, mask_escape, rest_of_block
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
@@ -178,11 +178,14 @@ class MaskedReductionFixer:
         in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
         nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
         root = reference_root(mask)
+        assert root is not None  # a reference (checked above)
         for node in nodes:
-            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store)
-            in_place = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and reference_root(node.func.value) == root
-            if (stored or in_place) and node.lineno > binding.lineno:  # type: ignore[attr-defined]
+            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, (ast.Store, ast.Del)) and node.lineno >= binding.lineno
+            if stored or (getattr(node, "lineno", 0) > binding.lineno and changes_in_place(node, root)):
                 raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
+        escape = mask_escape(ctx, function, root)
+        if escape is not None:
+            raise DeclineError("mask-changed", f"`{root}` may be changed through `{ctx.excerpt(escape, 40)}` after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
