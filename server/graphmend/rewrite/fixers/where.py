@@ -424,6 +424,8 @@ _SHAPE_SAFE_CALLS = frozenset(
 # an empty tensor, so it is accepted only where the branch's test computes the same expression.
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "nansum", "prod", "all", "any", "norm", "count_nonzero"})
 _FULL_REDUCTIONS_RAISING_ON_EMPTY = frozenset({"max", "min", "amax", "amin"})
+# Full reductions that raise on integer tensors: computed ahead only of a tensor known floating.
+_FLOATING_REDUCTIONS = frozenset({"mean", "norm"})
 
 
 def _full_reduction_operand(ctx: FixContext, node: ast.AST, evaluated: frozenset[str]) -> ast.expr | None:
@@ -514,6 +516,9 @@ def _operand_shapes(
         if reduced is not None:  # one value: its operand only has to be computable on its own
             if not _cannot_raise_on_shapes(ctx, reduced, signatures, evaluated, single):
                 return None
+            floating_only = node.func.attr in _FLOATING_REDUCTIONS  # type: ignore[attr-defined]
+            if floating_only and ctx.code(node) not in evaluated and not signatures.is_floating(signatures.of(reduced).dtype):
+                return None  # `t.mean()` of an integer tensor raises
             continue
         pending.extend(ast.iter_child_nodes(node))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
