@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphmend.analysis import analyze
+from graphmend.findings import Finding
 from graphmend.runtime.worker import capture
 
 from .ground_truth import import_case
@@ -47,6 +48,17 @@ def test_a_loop_over_enumerate_stops_the_frame_and_what_follows_is_latent(tmp_pa
     assert findings[(12, "GM201")].latent
 
 
+def _breaks_and_findings(tmp_path: Path, name: str, source: str) -> tuple[set[int], dict[tuple[int, str], Finding]]:
+    """The lines in the case file where real dynamo breaks on its first input, and the analyser's
+    findings by (line, code)."""
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    module = import_case(path)
+    records = capture(module.f, module.inputs()[0])["breaks"]
+    lines = {record["line"] for record in records if record["file"] == str(path)}
+    return lines, {(f.span.start_line, f.code): f for f in analyze(source, str(path))}
+
+
 UNTRACEABLE_WITH = '''import torch
 
 
@@ -66,13 +78,8 @@ def inputs():
 def test_entering_an_untraceable_context_manager_makes_what_follows_latent(tmp_path: Path) -> None:
     """Dynamo skips the whole function at the `with` it cannot enter and logs nothing after it: the
     `.item()` inside the block is latent (it breaks once the `with` is gone), not a break today."""
-    path = tmp_path / "untraceable_with.py"
-    path.write_text(UNTRACEABLE_WITH, encoding="utf-8")
-    module = import_case(path)
-    records = capture(module.f, module.inputs()[0])["breaks"]
-    assert {record["line"] for record in records if record["file"] == str(path)} == {7}, records
-
-    findings = {(f.span.start_line, f.code): f for f in analyze(UNTRACEABLE_WITH, str(path))}
+    lines, findings = _breaks_and_findings(tmp_path, "untraceable_with.py", UNTRACEABLE_WITH)
+    assert lines == {7}
     assert findings[(7, "GM514")].effect == "frame-skip" and not findings[(7, "GM514")].latent
     assert findings[(8, "GM201")].latent
 
@@ -97,11 +104,6 @@ def inputs():
 def test_a_with_in_a_loop_that_may_not_run_leaves_what_follows_counted(tmp_path: Path) -> None:
     """A loop body may not run (here it runs 0 times): dynamo then traces on past it and breaks
     at the `.item()`, which must stay a counted break, not a latent one."""
-    path = tmp_path / "with_in_loop.py"
-    path.write_text(WITH_IN_A_LOOP, encoding="utf-8")
-    module = import_case(path)
-    records = capture(module.f, module.inputs()[0])["breaks"]
-    assert {record["line"] for record in records if record["file"] == str(path)} == {10}, records
-
-    findings = {(f.span.start_line, f.code): f for f in analyze(WITH_IN_A_LOOP, str(path))}
+    lines, findings = _breaks_and_findings(tmp_path, "with_in_loop.py", WITH_IN_A_LOOP)
+    assert lines == {10}
     assert not findings[(10, "GM201")].latent
