@@ -192,12 +192,17 @@ def reachable_after(ctx: FixContext, function: ast.AST, check: ast.stmt) -> list
 def changes_in_place(node: ast.AST, name: str) -> bool:
     """`name += ...` (in place on a tensor), `name.op_(...)` (also through a view of it,
     `name.view(-1).add_(1)`), `name[...] = ...`, `name.data = ...`, `f(..., out=name)`."""
-    if isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and _base_name(t) == name for t in node.targets):
-        return True
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.startswith("_"):
-        if _base_name(node.func.value) == name:
+    if isinstance(node, ast.AugAssign):
+        target = node.target
+        return (isinstance(target, ast.Name) and target.id == name) or (isinstance(target, ast.Subscript) and is_name(target.value, name))
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, (ast.Subscript, ast.Attribute)) and _base_name(t) == name for t in node.targets)
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") and _base_name(func.value) == name:
             return True
-    return _changes_in_place(node, name)
+        return any(k.arg == "out" and is_name(k.value, name) for k in node.keywords)
+    return False
 
 
 def _base_name(node: ast.AST) -> str | None:
@@ -236,22 +241,7 @@ def _tensor_method(func: ast.expr) -> bool:
     return isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
 
 
-def _changes_in_place(node: ast.AST, name: str) -> bool:
-    """`name += ...` (in place on a tensor), `name.op_(...)`, `name[...] = ...`, `f(..., out=name)`."""
-    if isinstance(node, ast.AugAssign):
-        target = node.target
-        return (isinstance(target, ast.Name) and target.id == name) or (isinstance(target, ast.Subscript) and _is_name(target.value, name))
-    if isinstance(node, ast.Assign):
-        return any(isinstance(t, ast.Subscript) and _is_name(t.value, name) for t in node.targets)
-    if isinstance(node, ast.Call):
-        func = node.func
-        if isinstance(func, ast.Attribute) and _is_name(func.value, name) and func.attr.endswith("_") and not func.attr.startswith("_"):
-            return True
-        return any(k.arg == "out" and _is_name(k.value, name) for k in node.keywords)
-    return False
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
+def is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
@@ -292,6 +282,6 @@ def _rebinds_to_new_tensor(ctx: FixContext, statement: ast.stmt, name: str) -> b
     return (
         isinstance(statement, ast.Assign)
         and len(statement.targets) == 1
-        and _is_name(statement.targets[0], name)
+        and is_name(statement.targets[0], name)
         and is_fresh(ctx, statement.value)
     )

@@ -85,6 +85,13 @@ def reference_root(node: ast.expr) -> str | None:
     return node.id if isinstance(node, ast.Name) else None
 
 
+def number_literal(node: ast.expr) -> bool:
+    """A number or bool literal, negative ones included (`-100`, `True`)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
+
+
 def rereadable(node: ast.expr) -> bool:
     """A mask that is cheap and effect-free to evaluate again, as a check settled while tracing
     needs: a name or attribute chain, a number, or comparisons and boolean operators over them

@@ -38,9 +38,9 @@ from ...findings import Finding
 from ..aliasing import is_fresh
 from ..compile_checks import LENGTH_POSITIONS, LENGTHS_FIT, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext
-from ..flow import reaching_definition, read_after
+from ..flow import is_name, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
-from ..selections import reference_root
+from ..selections import number_literal, reference_root
 
 TITLE = (
     "Fill every row's slice by its length with one masked_fill_ instead of a loop over the lengths "
@@ -126,7 +126,7 @@ def _match(ctx: FixContext, loop: ast.For) -> _Loop:
         raise DeclineError("not-a-length-loop", "the slice bound is not the row's length")
     target = subscript.value
     source = _copied_from(value, subscript) if isinstance(body[0], ast.Assign) else None
-    if not _number(value) and source is None:
+    if not number_literal(value) and source is None:
         raise DeclineError("fill-value", "the value is neither a number literal nor the same slice of another tensor")
     roots = [reference_root(target), reference_root(lengths)] + ([reference_root(source)] if source is not None else [])
     if None in roots or len(set(roots)) < len(roots):
@@ -193,9 +193,9 @@ def _header(loop: ast.For) -> tuple[str, str | None, ast.expr]:
 
 def _converts(statement: ast.stmt, name: str) -> bool:
     """`n = n.item()` or `n = int(n)`."""
-    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _is_name(statement.targets[0], name)):
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_name(statement.targets[0], name)):
         return False
-    return _as_int_of(statement.value, lambda operand: _is_name(operand, name))
+    return _as_int_of(statement.value, lambda operand: is_name(operand, name))
 
 
 def _write(statement: ast.stmt) -> tuple[ast.Subscript, ast.expr]:
@@ -217,10 +217,10 @@ def _is_length(bound: ast.expr, row: str, length: str | None, lengths: ast.expr)
     """The bound is the row's length: `n` (as an int or a 0-d tensor) or `lengths[i]`, either
     converted with `.item()` or `int()`."""
     if length is not None:
-        return _is_name(bound, length) or _as_int_of(bound, lambda operand: _is_name(operand, length))
+        return is_name(bound, length) or _as_int_of(bound, lambda operand: is_name(operand, length))
 
     def is_entry(node: ast.expr) -> bool:
-        return isinstance(node, ast.Subscript) and _is_name(node.slice, row) and ast.dump(node.value) == ast.dump(lengths)
+        return isinstance(node, ast.Subscript) and is_name(node.slice, row) and ast.dump(node.value) == ast.dump(lengths)
 
     return is_entry(bound) or _as_int_of(bound, is_entry)
 
@@ -241,13 +241,3 @@ def _loop_names(loop: ast.For) -> list[str]:
 
 def _full(part: ast.expr) -> bool:
     return isinstance(part, ast.Slice) and part.lower is None and part.upper is None and part.step is None
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _number(node: ast.expr) -> bool:
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)

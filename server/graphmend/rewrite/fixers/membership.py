@@ -27,7 +27,7 @@ from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
-from ..selections import reference_root
+from ..selections import number_literal, reference_root
 
 TITLE = "Test membership with tensor comparisons (`(t == x).any()`, `(t == a) | (t == b)`), so the `if` can keep the graph"
 
@@ -59,20 +59,13 @@ class MembershipFixer:
 def _tensor_test(ctx: FixContext, left: ast.expr, right: ast.expr) -> str:
     """The tensor expression whose truth is that of `left in right`."""
     if ctx.kind(right) in TENSOR_KINDS:
-        if not (_is_number(left) or ctx.kind(left) in TENSOR_KINDS):
+        if not (number_literal(left) or ctx.kind(left) in TENSOR_KINDS):
             raise DeclineError("membership-operand", f"`{ctx.excerpt(left, 30)}` is not known to be a number or a tensor (`in` on a tensor raises for anything else)")
         return f"({ctx.atom(right)} == {ctx.atom(left)}).any()"
     if not isinstance(right, (ast.List, ast.Tuple)) or not right.elts:
         raise DeclineError("membership-operand", "the values are not a list or tuple written out in the test")
-    if not all(_is_number(e) for e in right.elts):
+    if not all(number_literal(e) for e in right.elts):
         raise DeclineError("membership-operand", "the values are not all number literals")
     if reference_root(left) is None:
         raise DeclineError("membership-operand", f"`{ctx.excerpt(left, 30)}` is not a plain name, to compare with each value")
     return "(" + " | ".join(f"({ctx.atom(left)} == {ctx.code(e)})" for e in right.elts) + ")"
-
-
-def _is_number(node: ast.expr) -> bool:
-    """A number literal, negative ones included (`-100`)."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        node = node.operand
-    return isinstance(node, ast.Constant) and type(node.value) in (int, float, bool)
