@@ -109,6 +109,17 @@ def rereadable(node: ast.expr) -> bool:
     return False
 
 
+def mask_roots(mask: ast.expr) -> list[str]:
+    """The names a mask reads (`target` and `ignore_index` of `target != ignore_index`, `self` of
+    `self.mask`), in order of appearance."""
+    roots: list[str] = []
+    for node in ast.walk(mask):
+        root = reference_root(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if root is not None and root not in roots:
+            roots.append(root)
+    return roots
+
+
 @dataclass(frozen=True)
 class SelectionCount:
     node: ast.expr  # the whole count: `len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from dataclasses import replace
 
 import libcst as cst
 
-from ..analysis import analyze_detailed
 from ..findings import Finding
-from ..textedits import apply_edits, parses, text_edits
+from ..textedits import apply_edits
 from .context import FixContext
 from .model import DeclineError, Fix
+from .variant import plan_on_variant
 
 _TERMINAL = (ast.Return, ast.Raise)
 
@@ -59,19 +58,6 @@ def plan_with_tail_copied(
     copied = [ctx.cst_node(function, statement, cst.BaseStatement) for statement in tail]  # type: ignore[type-abstract]
     new_if = old_if.with_changes(body=old_if.body.with_changes(body=[*old_if.body.body, *copied]))
     variant_text = apply_edits(ctx.text, [ctx.rewrite(function, {old_if: new_if})])
-    result = analyze_detailed(variant_text, ctx.result.path, ctx.result.config, keep_facts=True)
-    if result.tree is None:
-        raise declined
     # Lines up to the end of the `if`'s own body did not move: the finding is where it was.
-    same = [f for f in result.findings if f.code == finding.code and f.span == finding.span]
-    if not same:
-        raise declined
-    try:
-        fix = plan(same[0], FixContext(result))
-    except DeclineError:
-        raise declined from None
-    fixed = apply_edits(variant_text, list(fix.edits))
-    if not parses(fixed):
-        raise declined
-    title = f"{fix.title}; the code after `if {ctx.excerpt(branch.test, 30)}:` is repeated at the end of its body, where the selections are read"
-    return replace(fix, finding=finding, title=title, edits=tuple(text_edits(ctx.text, fixed)))
+    why = f"the code after `if {ctx.excerpt(branch.test, 30)}:` is repeated at the end of its body, where the selections are read"
+    return plan_on_variant(finding, ctx, variant_text, finding.span.start_line, declined, plan, why)

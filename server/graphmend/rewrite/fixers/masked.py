@@ -52,10 +52,11 @@ from ...findings import Edit, Finding
 from ..compile_checks import MASK_SPANS, SPREAD_MASK, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..flow import changes_in_place, mask_escape, rest_of_block
+from ..mask_hoist import plan_with_mask_named
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
-from ..selections import MaskIndex, Selection, mask_index, reference_root, rereadable, selection_of
+from ..selections import MaskIndex, Selection, mask_index, mask_roots, reference_root, rereadable, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 from ..tail_copy import plan_with_tail_copied
 
@@ -121,6 +122,8 @@ class MaskedReductionFixer:
             try:
                 return self._plan_named(finding, ctx, function, selection, binding)
             except DeclineError as declined:
+                if declined.key == "mask-inline":  # `loss = loss[loss > t]`: bind the mask to a name first
+                    return plan_with_mask_named(finding, ctx, binding, _mask_index(selection).mask, declined, self.plan)
                 if declined.key != "read-after-block":
                     raise
                 return plan_with_tail_copied(finding, ctx, binding, declined, self.plan)
@@ -170,22 +173,23 @@ class MaskedReductionFixer:
         named_only = ctx.kind(mask) not in BOOL_KINDS  # a `padding_mask` parameter: checked while tracing
         name = binding.targets[0].id  # type: ignore[attr-defined]
         if not _is_reference(mask):
-            raise DeclineError("mask-shape", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name, to read again where `{name}` is reduced")
+            raise DeclineError("mask-inline", f"the mask `{ctx.excerpt(mask, 30)}` is not a plain name, to read again where `{name}` is reduced")
         if any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(binding) if ctx.contains(function, a) and a is not function):
             raise DeclineError("not-a-reduction", f"`{name}` is bound in a loop")
         block = rest_of_block(ctx, binding)
         block_end = block[-1].end_lineno or block[-1].lineno
         in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
         nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
-        root = reference_root(mask)
-        assert root is not None  # a reference (checked above)
-        for node in nodes:
-            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, (ast.Store, ast.Del)) and node.lineno >= binding.lineno
-            if stored or (getattr(node, "lineno", 0) > binding.lineno and changes_in_place(node, root)):
-                raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
-        escape = mask_escape(ctx, function, root)
-        if escape is not None:
-            raise DeclineError("mask-changed", f"`{root}` may be changed through `{ctx.excerpt(escape, 40)}` after `{name}` is bound: the reductions would read another mask")
+        # The mask is read again at each reduction: nothing it reads may change from the binding
+        # on (an attribute's object included: `self` of `self.mask`).
+        for root in mask_roots(mask):
+            for node in nodes:
+                stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, (ast.Store, ast.Del)) and node.lineno >= binding.lineno
+                if stored or (getattr(node, "lineno", 0) > binding.lineno and changes_in_place(node, root)):
+                    raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
+            escape = mask_escape(ctx, function, root)
+            if escape is not None:
+                raise DeclineError("mask-changed", f"`{root}` may be changed through `{ctx.excerpt(escape, 40)}` after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]

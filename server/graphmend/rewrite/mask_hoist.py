@@ -1,0 +1,127 @@
+"""Compute a mask written inline once, before the selection that first uses it, and read it by name.
+
+`correct = correct[target != ignore_index]` or `loss = loss[loss > thresh]`, then reductions of
+the name: the masked-reduction rewrite keeps the whole tensor under the name and needs the mask
+again at every reduction. Evaluating the comparison again there is wrong wherever a name it reads
+has changed in between, and always wrong when the selection re-binds one of them (`loss = loss[loss
+> thresh]` would compare the selection). Bound once to a fresh name just before the statement, the
+mask is the very tensor the original computed at that point (the statement's other parts are
+elementwise work, pure, so evaluating the mask first changes nothing), and every later read sees
+that tensor. Other selections in the following statements written with the same mask text read
+the name too, up to the first statement that may change what the mask reads.
+
+The hoisting is made only for that fix: the fix is planned on the hoisted text, and declined with
+the original reason unless it applies there (as `tail_copy` does).
+
+Preconditions: the mask is pure (`purity.check_pure`); the statement starts its own line in a
+block (so the new line goes just before it, with its indentation); the mask is written on one line.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from ..findings import Edit, Finding, Span
+from ..textedits import apply_edits
+from .context import FixContext
+from .flow import changes_in_place, mask_escape, rest_of_block
+from .model import DeclineError, Fix
+from .purity import check_pure
+from .selections import mask_roots
+from .variant import plan_on_variant
+
+MASK_NAME = "_graphmend_mask"
+
+
+def plan_with_mask_named(
+    finding: Finding, ctx: FixContext, binding: ast.stmt, mask: ast.expr, declined: DeclineError, plan: Callable[[Finding, FixContext], Fix]
+) -> Fix:
+    """`plan` applied to `finding` in the file with `mask` (a selection's index in `binding`)
+    bound to a fresh name on a new line before `binding`; its edits turned into edits of the
+    original text. Raises `declined` where the hoisting does not apply or `plan` declines on the
+    hoisted text too."""
+    function = ctx.function_of(binding)
+    line = ctx.source.lines[binding.lineno - 1]
+    indent = line[: binding.col_offset]
+    if function is None or indent.strip() or _shares_a_line(ctx, binding):
+        raise declined
+    try:
+        check_pure(ctx, mask, "the mask (now computed before the statement)")
+    except DeclineError:
+        raise declined from None
+    text = ctx.code(mask)
+    if "\n" in text:
+        raise declined  # replaced by a name, it would move the lines after it
+    name = _fresh_name(function)
+    edits = [Edit(Span(binding.lineno, 0, binding.lineno, 0), f"{indent}{name} = {text}\n")]
+    edits += [Edit(ctx.span(node), name) for node in _same_mask_reads(ctx, function, binding, mask)]
+    moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
+    why = f"the mask `{ctx.excerpt(mask, 30)}` is computed once, before the selection, and read by name"
+    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why)
+
+
+def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:
+    """`a = 1; x = x[m]`, or a statement another ends on: a new line before it would split them."""
+    block = rest_of_block(ctx, binding)
+    parent = ctx.parent(binding)
+    siblings = [n for n in ast.iter_child_nodes(parent) if isinstance(n, ast.stmt)] if parent is not None else block
+    return any(s is not binding and (s.end_lineno or s.lineno) == binding.lineno for s in siblings)
+
+
+def _fresh_name(function: ast.AST) -> str:
+    """`_graphmend_mask`, numbered where the function already holds that name."""
+    taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
+    name, number = MASK_NAME, 2
+    while name in taken:
+        name, number = f"{MASK_NAME}_{number}", number + 1
+    return name
+
+
+def _same_mask_reads(ctx: FixContext, function: ast.AST, binding: ast.stmt, mask: ast.expr) -> list[ast.expr]:
+    """The indexes written as `mask` in `binding` and in the straight-line statements after it that
+    run before anything may change what the mask reads (a store of one of its names, an in-place
+    change, a call of anything but torch and tensor methods, or any where one of them escapes to
+    code that could change it: then `binding` only)."""
+    shape = ast.dump(mask)
+    roots = mask_roots(mask)
+    escapes = any(mask_escape(ctx, function, root) is not None for root in roots)
+    found: list[ast.expr] = []
+    for statement in rest_of_block(ctx, binding):
+        if statement is not binding and (escapes or not _plain(ctx, statement)):
+            break
+        found += [node for node in _mask_indexes(statement) if ast.dump(node) == shape]
+        if any(_changes(node, roots) for node in ast.walk(statement)):
+            break
+    return found
+
+
+def _plain(ctx: FixContext, statement: ast.stmt) -> bool:
+    """A simple statement whose calls are torch's functions or methods of names other than
+    `self`/`cls` (a helper or a method of the module could change what the mask reads)."""
+    if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)):
+        return False
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Call):
+            callee = ctx.qualname(node.func) or ""
+            func = node.func
+            method = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
+            if not (callee.startswith("torch.") or method):
+                return False
+    return True
+
+
+def _mask_indexes(statement: ast.stmt) -> list[ast.expr]:
+    """The parts of subscripts' indexes in `statement` (`m` of `x[m]` and of `x[:, m]`)."""
+    indexes: list[ast.expr] = []
+    for node in ast.walk(statement):
+        if isinstance(node, ast.Subscript):
+            indexes += node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    return indexes
+
+
+def _changes(node: ast.AST, roots: list[str]) -> bool:
+    """A store of one of `roots` (the statement's own target included) or an in-place change of one."""
+    if isinstance(node, ast.Name) and node.id in roots and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return True
+    return any(changes_in_place(node, root) for root in roots)

@@ -1,0 +1,50 @@
+"""Plan a fix on a variant of the file (the same code with a preparatory change made only for
+that fix) and turn it into edits of the original text.
+
+Some rewrites apply only once the code is put in a shape they take: the end of a function
+repeated inside an `if` (`tail_copy`), a mask written inline bound to a name first
+(`mask_hoist`). The variant is analysed again, the same finding found there, and the fixer's plan
+for it, applied to the variant, is the fix; where anything fails along the way the original
+reason for declining stands.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from ..analysis import analyze_detailed
+from ..findings import Finding
+from ..textedits import apply_edits, parses, text_edits
+from .context import FixContext
+from .model import DeclineError, Fix
+
+
+def plan_on_variant(
+    finding: Finding,
+    ctx: FixContext,
+    variant_text: str,
+    moved_line: int,
+    declined: DeclineError,
+    plan: Callable[[Finding, FixContext], Fix],
+    why: str,
+) -> Fix:
+    """`plan` for `finding` (now starting on `moved_line`, at its column) in `variant_text`, as
+    edits of the original text, its title followed by `why`; raises `declined` where the variant
+    does not parse, the finding is not there, or `plan` declines on it."""
+    if not parses(variant_text):
+        raise declined
+    result = analyze_detailed(variant_text, ctx.result.path, ctx.result.config, keep_facts=True)
+    if result.tree is None:
+        raise declined
+    same = [f for f in result.findings if f.code == finding.code and f.span.start_line == moved_line and f.span.start_col == finding.span.start_col]
+    if not same:
+        raise declined
+    try:
+        fix = plan(same[0], FixContext(result))
+    except DeclineError:
+        raise declined from None
+    fixed = apply_edits(variant_text, list(fix.edits))
+    if not parses(fixed):
+        raise declined
+    return replace(fix, finding=finding, title=f"{fix.title}; {why}", edits=tuple(text_edits(ctx.text, fixed)))
