@@ -10,8 +10,8 @@ elementwise work, pure, so evaluating the mask first changes nothing), and every
 that tensor. Other selections in the following statements written with the same mask text read
 the name too, up to the first statement that may change what the mask reads.
 
-The hoisting is made only for that fix: the fix is planned on the hoisted text, and declined with
-the original reason unless it applies there (as `tail_copy` does).
+The hoisting is made only for that fix: the fix is planned on the hoisted text (`variant`), and
+declined with the reason found there, the mask's text in place of its new name.
 
 Preconditions: the mask is pure (`purity.check_pure`); the statement starts its own line in a
 block (so the new line goes just before it, with its indentation); the mask is written on one line.
@@ -58,7 +58,7 @@ def plan_with_mask_named(
     edits += [Edit(ctx.span(node), name) for node in _same_mask_reads(ctx, function, binding, mask)]
     moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
     why = f"the mask `{ctx.excerpt(mask, 30)}` is computed once, before the selection, and read by name"
-    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why)
+    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(mask, 30)})
 
 
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:

@@ -28,10 +28,12 @@ def plan_on_variant(
     declined: DeclineError,
     plan: Callable[[Finding, FixContext], Fix],
     why: str,
+    renamed: dict[str, str] | None = None,
 ) -> Fix:
     """`plan` for `finding` (now starting on `moved_line`, at its column) in `variant_text`, as
-    edits of the original text, its title followed by `why`; raises `declined` where the variant
-    does not parse, the finding is not there, or `plan` declines on it."""
+    edits of the original text, its title followed by `why`. Raises `declined` where the variant
+    does not parse or the finding is not there; where `plan` declines on the variant, its reason,
+    the more specific one (with the names the variant introduced written as `renamed` says)."""
     if not parses(variant_text):
         raise declined
     result = analyze_detailed(variant_text, ctx.result.path, ctx.result.config, keep_facts=True)
@@ -42,8 +44,11 @@ def plan_on_variant(
         raise declined
     try:
         fix = plan(same[0], FixContext(result))
-    except DeclineError:
-        raise declined from None
+    except DeclineError as inner:
+        reason = inner.reason
+        for name, text in (renamed or {}).items():
+            reason = reason.replace(f"`{name}`", f"`{text}`").replace(name, text)
+        raise DeclineError(inner.key, reason) from None
     fixed = apply_edits(variant_text, list(fix.edits))
     if not parses(fixed):
         raise declined

@@ -628,6 +628,8 @@ def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, numb
     dtype = signatures._norm(signatures.of(node).dtype)
     if dtype[0] == "const" and dtype[1] in _FULL_PRECISION:
         return f"{ctx.torch_name()}.{dtype[1]}"
+    if signatures.is_floating(dtype):
+        node = _floating_receiver(node)  # `loss.sum()` has the dtype of a floating `loss`: ask that
     reference = isinstance(node, ast.Name) or (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name))
     if not reference:
         return None
@@ -636,6 +638,19 @@ def _meeting_dtype(ctx: FixContext, signatures: Signatures, node: ast.expr, numb
         # says which (a number of either type meets a floating tensor alike)
         return call_text(NUMBER_DTYPE, ctx.code(node), "1.0")
     return None if number is None else call_text(NUMBER_DTYPE, ctx.code(node), number)
+
+
+# Reductions that keep a floating tensor's dtype (without a `dtype=` keyword).
+_DTYPE_KEEPING_REDUCTIONS = frozenset({"sum", "nansum", "mean", "nanmean", "amax", "amin", "max", "min", "norm", "logsumexp"})
+
+
+def _floating_receiver(node: ast.expr) -> ast.expr:
+    """`x` of `x.sum()`, `x.mean()` (no dtype keyword), else `node`: for a floating `x` the result
+    has `x`'s dtype, so a number meets either alike, and `x` is cheap to read again."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _DTYPE_KEEPING_REDUCTIONS:
+        if not any(k.arg == "dtype" for k in node.keywords):
+            return node.func.value
+    return node
 
 
 class _Steps(list[ast.expr]):
