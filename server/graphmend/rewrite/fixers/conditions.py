@@ -14,6 +14,7 @@ from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
 from ..context import FixContext
 from ..model import DeclineError
 from ..purity import check_pure
+from ..py_types import name_type
 from ..signatures import SCALAR_SHAPE, SINGLE_SHAPE, Signatures
 
 _EXACT_INT = 2**24  # integers a float32 (or any wider) tensor compares exactly
@@ -157,17 +158,19 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
 
     The same truth value for every `t`, NaN included: Python compares the number exactly, torch
     compares in `t`'s dtype, so the other operands must be integers that any dtype holds exactly
-    (a float literal such as 0.1 is rounded to float32 by torch but not by Python)."""
+    (a float literal such as 0.1 is rounded to float32 by torch but not by Python); a float literal
+    or a name that holds a Python float makes the comparison run in float64."""
     if not isinstance(test, ast.Compare) or not all(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)) for op in test.ops):
         return None
     replacements: list[tuple[ast.expr, ast.expr]] = []
     float_literal = False
+    function = ctx.function_of(test)
     for operand in [test.left, *test.comparators]:
         tensor = converted_scalar(ctx, operand, signatures, any_shape)
         if tensor is not None:
             replacements.append((operand, tensor))
-        elif is_float_literal(operand):
-            float_literal = True
+        elif is_float_literal(operand) or (function is not None and python_float_name(ctx, function, operand)):
+            float_literal = True  # `loss.item() > max_loss` with `max_loss: float`: compared as a float literal is
         elif not is_small_int(operand):
             return None
     if len(replacements) != 1:
@@ -185,6 +188,14 @@ def number_comparison_text(ctx: FixContext, test: ast.expr, signatures: Signatur
 
 
 EXACT_DOUBLE_INT = 2.0**53  # integers float64 holds exactly
+
+
+def python_float_name(ctx: FixContext, function: ast.AST, node: ast.expr) -> bool:
+    """A name that holds a Python float wherever it is bound (`max_norm: float`, `eps = 1e-6`)."""
+    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    known = name_type(ctx, function, node.id)
+    return known is not None and not known.optional and known.name == "float"
 
 
 def literal_value(node: ast.expr) -> float:

@@ -37,10 +37,10 @@ from ..compile_checks import (
 from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
-from ..py_types import BOOL, FLOAT, INT, name_type, value_type
+from ..py_types import BOOL, FLOAT, INT, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
-from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value
+from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value, python_float_name
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
@@ -767,7 +767,7 @@ def _tested_branch(ctx: FixContext, function: ast.AST, use: ast.expr, exact_oper
     if sum(o is use for o in operands) != 1:
         return None
     for operand in operands:
-        if operand is use or _python_float_name(ctx, function, operand) or (exact_operand is not None and exact_operand(operand)):
+        if operand is use or python_float_name(ctx, function, operand) or (exact_operand is not None and exact_operand(operand)):
             continue
         if not (is_small_int(operand) or is_float_literal(operand)) or abs(literal_value(operand)) >= EXACT_DOUBLE_INT:
             return None
@@ -784,14 +784,6 @@ def _size_operand(ctx: FixContext, signatures: Signatures) -> Callable[[ast.expr
     """Whether an operand compared with a count is a Python int (a size: `y.numel()`,
     `x.shape[0] * 2`), which an int64 0-d tensor compares exactly as Python compared the count."""
     return lambda operand: _python_number(ctx, signatures, operand) == "int"
-
-
-def _python_float_name(ctx: FixContext, function: ast.AST, node: ast.expr) -> bool:
-    """A name that holds a Python float wherever it is bound (`max_norm: float`, `eps = 1e-6`)."""
-    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return False
-    known = name_type(ctx, function, node.id)
-    return known is not None and not known.optional and known.name == "float"
 
 
 def _compares_exactly_as_is(value_dtype: tuple, compare: ast.Compare) -> bool:
