@@ -251,6 +251,22 @@ def {name}(tensor, number, value) -> {torch}.Tensor:
     return quotient.to(tensor.dtype) if floating else quotient
 '''
 
+STD_OF = "_graphmend_std_of"
+
+_STD_OF_TEXT = '''
+
+def {name}(variance) -> {torch}.Tensor:
+    """The square root of `variance` with the gradient `torch.std` has: where the variance is 0
+    (equal values) the gradient is 0, not the infinite one of `sqrt` at 0, and where it is NaN (too
+    few elements) the NaN goes back through the variance as it does through `std`.
+
+    Added by GraphMend for a masked `std()`, computed from the variance of the selected elements.
+    """
+    positive = variance > 0
+    root = {torch}.where(positive, variance, 1).sqrt()
+    return {torch}.where(positive, root, {torch}.where(variance == 0, variance.detach(), variance))
+'''
+
 LENGTHS_FIT = "_graphmend_lengths_fit"
 assert LENGTHS_FIT in TRUE_WHEN_FIXED_NAMES
 
@@ -308,6 +324,7 @@ _TEXTS = {
     INT_DIVISOR: _INT_DIVISOR_TEXT,
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,
     DIVIDE_BY_NUMBER: _DIVIDE_BY_NUMBER_TEXT,
+    STD_OF: _STD_OF_TEXT,
     LENGTHS_FIT: _LENGTHS_FIT_TEXT,
     LENGTH_POSITIONS: _LENGTH_POSITIONS_TEXT,
 }

@@ -199,10 +199,47 @@ def changes_in_place(node: ast.AST, name: str) -> bool:
         return any(isinstance(t, (ast.Subscript, ast.Attribute)) and _base_name(t) == name for t in node.targets)
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_") and _base_name(func.value) == name:
-            return True
+        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+            if _base_name(func.value) == name:
+                return True
+            # `torch.sigmoid_(t)`, `torch.Tensor.sub_(t, 5)`: a function that changes its first argument
+            if node.args and _base_name(node.args[0]) == name and _base_name(func.value) in ("torch", "Tensor"):
+                return True
         return any(k.arg == "out" and is_name(k.value, name) for k in node.keywords)
     return False
+
+
+def _with_sources(ctx: FixContext, function: ast.AST, roots: list[str]) -> list[str]:
+    """`roots` and the names any of them may share a tensor with through an assignment in
+    `function` (`mm = m.bool()` is `m` itself when `m` is boolean, `v = m.view(-1)` a view of it):
+    a change to those changes the mask too. Results of arithmetic and new-tensor calls share
+    nothing (`aliasing.is_fresh`)."""
+    names = list(roots)
+    for name in names:  # grows while it is read
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign) and any(is_name(t, name) for t in node.targets) and not is_fresh(ctx, node.value):
+                for sub in ast.walk(node.value):
+                    source = _base_name(sub) if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else None
+                    if source is not None and source not in names:
+                        names.append(source)
+    return names
+
+
+def mask_reads_changed(ctx: FixContext, function: ast.AST, nodes: Iterable[ast.AST], binding: ast.stmt, roots: list[str]) -> tuple[str, ast.AST | None] | None:
+    """Whether a name a mask reads (`roots`) may change from `binding` on, among `nodes`: the name
+    and None where it is stored again (on the binding's line too) or changed in place, the name
+    and the place where it may reach code that could change it unseen (`mask_escape`); None where
+    it cannot."""
+    nodes = list(nodes)
+    for root in _with_sources(ctx, function, roots):
+        for node in nodes:
+            stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, (ast.Store, ast.Del)) and node.lineno >= binding.lineno
+            if stored or (getattr(node, "lineno", 0) > binding.lineno and changes_in_place(node, root)):
+                return root, None
+        escape = mask_escape(ctx, function, root)
+        if escape is not None:
+            return root, escape
+    return None
 
 
 def _base_name(node: ast.AST) -> str | None:

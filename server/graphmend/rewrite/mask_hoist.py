@@ -22,10 +22,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ..analysis.kinds import TENSOR_KINDS
 from ..findings import Edit, Finding, Span
 from ..textedits import apply_edits
+from .aliasing import is_fresh
 from .context import FixContext
-from .flow import changes_in_place, mask_escape, rest_of_block
+from .flow import changes_in_place, mask_reads_changed, rest_of_block
 from .model import DeclineError, Fix
 from .purity import check_pure
 from .selections import mask_roots
@@ -50,6 +52,11 @@ def plan_with_mask_named(
         check_pure(ctx, mask, "the mask (now computed before the statement)")
     except DeclineError:
         raise declined from None
+    value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) else None
+    if value is None or not _cannot_change(ctx, value, mask_roots(mask)):
+        raise declined  # its other parts now run after the mask: `t.add_(1)[t > 0]` would see another `t`
+    if not is_fresh(ctx, mask) and mask_reads_changed(ctx, function, ast.walk(function), binding, mask_roots(mask)) is not None:
+        raise declined  # `m.bool()` may be `m` itself: the name would follow later changes to `m`
     text = ctx.code(mask)
     if "\n" in text:
         raise declined  # replaced by a name, it would move the lines after it
@@ -79,36 +86,47 @@ def _fresh_name(function: ast.AST) -> str:
 
 
 def _same_mask_reads(ctx: FixContext, function: ast.AST, binding: ast.stmt, mask: ast.expr) -> list[ast.expr]:
-    """The indexes written as `mask` in `binding` and in the straight-line statements after it that
-    run before anything may change what the mask reads (a store of one of its names, an in-place
-    change, a call of anything but torch and tensor methods, or any where one of them escapes to
-    code that could change it: then `binding` only)."""
+    """The indexes written as `mask` in `binding` and in the pure statements right after it, which
+    change nothing the mask reads (none where `binding` itself changes one of its names)."""
     shape = ast.dump(mask)
     roots = mask_roots(mask)
-    escapes = any(mask_escape(ctx, function, root) is not None for root in roots)
-    found: list[ast.expr] = []
-    for statement in rest_of_block(ctx, binding):
-        if statement is not binding and (escapes or not _plain(ctx, statement)):
+    found = [node for node in _mask_indexes(binding) if ast.dump(node) == shape]
+    if any(_changes(node, roots) for node in ast.walk(binding)):
+        return found
+    for statement in rest_of_block(ctx, binding)[1:]:
+        if not _pure_binding(ctx, statement, roots):
             break
         found += [node for node in _mask_indexes(statement) if ast.dump(node) == shape]
-        if any(_changes(node, roots) for node in ast.walk(statement)):
-            break
     return found
 
 
-def _plain(ctx: FixContext, statement: ast.stmt) -> bool:
-    """A simple statement whose calls are torch's functions or methods of names other than
-    `self`/`cls` (a helper or a method of the module could change what the mask reads)."""
-    if not isinstance(statement, (ast.Assign, ast.AugAssign, ast.Expr, ast.Return)):
-        return False
-    for node in ast.walk(statement):
+def _cannot_change(ctx: FixContext, value: ast.expr, roots: list[str]) -> bool:
+    """Evaluating `value` changes none of `roots`: no walrus, lambda or comprehension, no in-place
+    change of one, and calls only of torch's functions and methods of tensors that do not write in
+    place (a helper, a method of the module or of a config object could change what the mask reads)."""
+    for node in ast.walk(value):
+        if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return False
+        if any(changes_in_place(node, root) for root in roots):
+            return False
         if isinstance(node, ast.Call):
-            callee = ctx.qualname(node.func) or ""
             func = node.func
-            method = isinstance(func, ast.Attribute) and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
-            if not (callee.startswith("torch.") or method):
+            name = ctx.qualname(func) or ""
+            method = isinstance(func, ast.Attribute) and not name and ctx.kind(func.value) in TENSOR_KINDS
+            if not (name.startswith("torch.") or method) or name.endswith("_") or (method and func.attr.endswith("_")):  # type: ignore[attr-defined]
                 return False
     return True
+
+
+def _pure_binding(ctx: FixContext, statement: ast.stmt, roots: list[str]) -> bool:
+    """`name = <value>`, `return <value>` or an expression statement, binding none of `roots`,
+    whose value changes none of them (`_cannot_change`)."""
+    if isinstance(statement, ast.Assign):
+        if not all(isinstance(t, ast.Name) and t.id not in roots for t in statement.targets):
+            return False
+    elif not isinstance(statement, (ast.Return, ast.Expr)):
+        return False
+    return statement.value is None or _cannot_change(ctx, statement.value, roots)
 
 
 def _mask_indexes(statement: ast.stmt) -> list[ast.expr]:

@@ -28,7 +28,7 @@ or `mean` over dimension 0 of a selection by a mask that stands first (`x[keep].
 centroid of the selected rows: the mask's dimensions of the whole tensor are reshaped into one and
 reduced, a mean divided by the count of the mask); a full `var` or
 `std` with a constant correction (two masked passes: the mean of the selection, then the squared
-deviations from it, divided by the count less the correction: NaN for too few elements, as the
+deviations from it, divided by the count less the correction (at least 0): NaN for too few elements, as the
 original; torch's degrees-of-freedom warning is not repeated, as under inductor and aot_eager,
 which do not emit it for the original either), or a loss with reduction `mean`/`sum`; one mask for every selection, alone or among full slices (`x[:, m]`,
 `x[m, :]`, `x[..., m]`). Where the mask is not proven to have each tensor's shape,
@@ -49,9 +49,9 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS
 from ...findings import Edit, Finding
-from ..compile_checks import MASK_SPANS, SPREAD_MASK, call_text, checked_or_original, helper_edits
+from ..compile_checks import MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
 from ..context import FixContext
-from ..flow import changes_in_place, mask_escape, rest_of_block
+from ..flow import mask_reads_changed, rest_of_block
 from ..mask_hoist import plan_with_mask_named
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
@@ -157,6 +157,8 @@ class MaskedReductionFixer:
         import_edit = ctx.import_edit()
         if import_edit is not None and not unproven:
             edits.append(import_edit)
+        if STD_OF in replacement:
+            edits += helper_edits(ctx, STD_OF)
         elementwise = len(leaves) > 1 or any(leaf.node not in reduction.operands for leaf in leaves) or reduction.loss is not None
         return Fix(finding, self.title_elementwise if elementwise else self.title, Safety.SAFE, tuple(edits))
 
@@ -182,14 +184,11 @@ class MaskedReductionFixer:
         nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
         # The mask is read again at each reduction: nothing it reads may change from the binding
         # on (an attribute's object included: `self` of `self.mask`).
-        for root in mask_roots(mask):
-            for node in nodes:
-                stored = isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, (ast.Store, ast.Del)) and node.lineno >= binding.lineno
-                if stored or (getattr(node, "lineno", 0) > binding.lineno and changes_in_place(node, root)):
-                    raise DeclineError("mask-changed", f"`{root}` is changed after `{name}` is bound: the reductions would read another mask")
-            escape = mask_escape(ctx, function, root)
-            if escape is not None:
-                raise DeclineError("mask-changed", f"`{root}` may be changed through `{ctx.excerpt(escape, 40)}` after `{name}` is bound: the reductions would read another mask")
+        changed = mask_reads_changed(ctx, function, nodes, binding, mask_roots(mask))
+        if changed is not None:
+            root, escape = changed
+            how = " is changed" if escape is None else f" may be changed through `{ctx.excerpt(escape, 40)}`"
+            raise DeclineError("mask-changed", f"`{root}`{how} after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
@@ -239,11 +238,13 @@ class MaskedReductionFixer:
                 continue  # work on names of the chain only: its text stays, and so does its meaning
             value_text = value if check is None else checked_or_original(value, check, ctx.code(chained.value))
             replacements[ctx.cst_node(function, chained.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
+        std_of = False
         for reduction, found in reductions:
             text = _replacement(ctx, reduction, found, where, nonlinear, fill)
             if check is not None:
                 text = checked_or_original(text, check, ctx.code(reduction.call))
             replacements[ctx.cst_node(function, reduction.call, cst.Call)] = cst.parse_expression(text)
+            std_of = std_of or STD_OF in text
         edits: list[Edit] = [ctx.rewrite(function, replacements)]
         if check is not None:
             edits += [edit for helper in where.helpers for edit in helper_edits(ctx, helper)]
@@ -251,6 +252,8 @@ class MaskedReductionFixer:
             import_edit = ctx.import_edit()
             if import_edit is not None:
                 edits.append(import_edit)
+        if std_of:
+            edits += helper_edits(ctx, STD_OF)
         return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
 
 
@@ -397,11 +400,13 @@ def _along_selection(args: list[ast.expr], keywords: list[ast.keyword]) -> bool:
 
 def _correction(call: ast.Call) -> int:
     """The correction of a full `var`/`std` call: 1 (unbiased) unless `correction=<int>` or
-    `unbiased=<bool>` says otherwise; anything else (a dimension, a name) is declined."""
+    `unbiased=<bool>` says otherwise; anything else (a dimension, a name, a correction above 1) is
+    declined. (With a correction of 2 and two elements torch's gradient is infinite, from a formula
+    that leaves out the mean's share; the masked form's is NaN.)"""
     correction = 1
     for keyword in call.keywords:
         value = keyword.value.value if isinstance(keyword.value, ast.Constant) else None
-        if keyword.arg == "correction" and type(value) is int and value >= 0:
+        if keyword.arg == "correction" and type(value) is int and value in (0, 1):
             correction = value
         elif keyword.arg == "unbiased" and type(value) is bool:
             correction = int(value)
@@ -543,11 +548,14 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection]
         total = f"{rows}.{'nansum' if reduction.kind == 'nansum' else 'sum'}(0)"
         return f"({total} / {where.mask}.sum())" if reduction.kind == "mean" else total
     if reduction.kind in _SPREADS:
-        mean = f"({kept.format(identity='0')}.sum() / {where.count})"
-        divisor = where.count if reduction.correction == 0 else f"({where.count} - {reduction.correction})"
+        # An empty selection: the mean divides by 1 (not 0/0, whose gradient would be NaN where
+        # the original's is 0), and the variance by at most 0, which gives NaN as torch's does
+        # for a count not above the correction (not a negative count's -0).
+        mean = f"({kept.format(identity='0')}.sum() / {where.count}.clamp(min=1))"
+        divisor = f"{where.count}" if reduction.correction == 0 else f"({where.count} - {reduction.correction}).clamp(min=0)"
         deviations = f"{torch}.where({where.condition}, ({values} - {mean}) ** 2, 0)"
         variance = f"({deviations}.sum() / {divisor})"
-        return variance if reduction.kind == "var" else f"{variance}.sqrt()"
+        return variance if reduction.kind == "var" else call_text(STD_OF, variance)
     if reduction.kind == "mean":
         return f"({kept.format(identity='0')}.sum() / {where.count})"
     return f"{kept.format(identity=_IDENTITY[reduction.kind])}.{reduction.kind}()"
