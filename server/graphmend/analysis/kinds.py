@@ -18,6 +18,11 @@ class Kind(enum.Enum):
     PY_SEQ = "python sequence"  # a list/tuple of non-tensors
     TENSOR = "tensor"
     SCALAR = "0-d tensor"
+    # `random.randint(...)`, `random.uniform(...)`: dynamo traces the draw into the graph, so the
+    # number is a 0-d value there (branching on it, `int(r)`, a slice bound break as for a 0-d
+    # tensor), but it is a Python number when the code runs eagerly, and dynamo cannot do Python
+    # arithmetic of it with a Python number (GB0213: the whole function falls back to eager).
+    RANDOM_NUMBER = "number drawn with random"
     BOOL = "bool tensor"
     BOOL_SCALAR = "0-d bool tensor"
     TENSORS = "sequence of tensors"
@@ -35,9 +40,9 @@ class Kind(enum.Enum):
     __hash__ = object.__hash__
 
 
-TENSOR_KINDS = frozenset({Kind.TENSOR, Kind.SCALAR, Kind.BOOL, Kind.BOOL_SCALAR})
+TENSOR_KINDS = frozenset({Kind.TENSOR, Kind.SCALAR, Kind.BOOL, Kind.BOOL_SCALAR, Kind.RANDOM_NUMBER})
 BOOL_KINDS = frozenset({Kind.BOOL, Kind.BOOL_SCALAR})
-SCALAR_KINDS = frozenset({Kind.SCALAR, Kind.BOOL_SCALAR})
+SCALAR_KINDS = frozenset({Kind.SCALAR, Kind.BOOL_SCALAR, Kind.RANDOM_NUMBER})
 NON_TENSOR_KINDS = frozenset({Kind.NONE, Kind.PY, Kind.PY_SEQ})
 
 

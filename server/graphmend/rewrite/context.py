@@ -135,7 +135,11 @@ class FixContext:
         return inner is outer or any(a is outer for a in self.ancestors(inner))
 
     def kind(self, node: ast.AST) -> Kind:
-        return self.kinds.get(id(node), Kind.UNKNOWN)
+        """What the analysis knows `node` to be, as the rewritten code will see it when it runs:
+        a number drawn with `random` is a 0-d value only while dynamo traces; eagerly (where the
+        rewrite must work too) it is a Python number, which `torch.where` does not take."""
+        kind = self.kinds.get(id(node), Kind.UNKNOWN)
+        return Kind.PY if kind is Kind.RANDOM_NUMBER else kind
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)

@@ -261,3 +261,42 @@ def _integral(node: ast.expr, ctx: RuleContext) -> bool:
             _integral(node.right, ctx) or (isinstance(node.right, ast.Constant) and isinstance(node.right.value, int))
         )
     return False
+
+
+_ARITHMETIC_ON_DRAWS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
+
+
+class ArithmeticOnRandomDraw(Rule):
+    """`random.randint(0, n) + 1`, `size - random.randint(...)`, `-random.uniform(a, b)`: dynamo
+    traces the draw into the graph as an unspecialised number and has no rule for Python
+    arithmetic of it with a Python number (GB0213), so it skips the whole function. Arithmetic
+    with a tensor (`x * r`), comparisons and `max(r, 1)` trace (measured on torch 2.13)."""
+
+    code = "GM210"
+    node_types = (ast.BinOp, ast.UnaryOp, ast.AugAssign)
+    effect = Effect.FRAME_SKIP
+    skips_own_frame = True
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        if isinstance(node, ast.UnaryOp):
+            if isinstance(node.op, (ast.USub, ast.UAdd)) and _drawn(node.operand, ctx):
+                ctx.report(self, node, draw=ctx.snippet(node.operand))
+            return
+        if isinstance(node, ast.AugAssign):
+            operands: list[ast.expr] = [node.target, node.value]
+        elif isinstance(node, ast.BinOp):
+            operands = [node.left, node.right]
+        else:
+            return
+        if not isinstance(node.op, _ARITHMETIC_ON_DRAWS):
+            return
+        drawn = [o for o in operands if _drawn(o, ctx)]
+        if drawn and all(o in drawn or ctx.kind(o) is Kind.PY for o in operands):
+            ctx.report(self, node, draw=ctx.snippet(drawn[0]))
+
+
+def _drawn(node: ast.expr, ctx: RuleContext) -> bool:
+    """A number drawn with `random` as it was drawn: the call, or a name bound to it (arithmetic
+    on it is reported where that arithmetic is)."""
+    return isinstance(node, (ast.Name, ast.Call)) and ctx.kind(node) is Kind.RANDOM_NUMBER
+

@@ -56,6 +56,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0193": "invalid call to builtin op handler",
     "GB0207": "sort with non-constant keys",
     "GB0208": "torch.* op returned non-Tensor",
+    "GB0213": "unimplemented builtin op on tensor arguments",
     "GB0246": "Attempted to use `torch.nn.functional.one_hot` with data-dependent output shape",
     "GB0264": "Attempted to use `torch.nn.Parameter()` constructor with Dynamo",
     "GB0277": "Attempted to wrap sparse Tensor with VariableTracker",
