@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS
+from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
 from ...findings import Edit, Finding
 from ..compile_checks import MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
 from ..context import FixContext
@@ -195,6 +195,7 @@ class MaskedReductionFixer:
         positive = any(leaves.positive for _, leaves in chain)
         nonlinear = any(leaves.nonlinear for _, leaves in chain)
         reductions: list[tuple[_Reduction, _Leaves]] = []
+        counts: list[ast.Call] = []  # `s / diff.numel()`: the count of selected elements
         for chained, _ in chain:
             bound = chained.targets[0].id  # type: ignore[attr-defined]
             _check_no_later_store(nodes, bound, chained)
@@ -207,6 +208,10 @@ class MaskedReductionFixer:
                     raise DeclineError("read-after-block", f"`{bound}` is read after the block that binds it, where it may hold the unselected value")
                 if any(ctx.contains(other.value, use) for other, _ in chain):
                     continue  # elementwise work of a later name in the chain
+                count = _divisor_count(ctx, use)
+                if count is not None:
+                    counts.append(count)
+                    continue
                 try:
                     reduction = _enclosing_reduction(ctx, use)
                 except DeclineError as declined:
@@ -238,6 +243,9 @@ class MaskedReductionFixer:
                 continue  # work on names of the chain only: its text stays, and so does its meaning
             value_text = value if check is None else checked_or_original(value, check, ctx.code(chained.value))
             replacements[ctx.cst_node(function, chained.value, cst.BaseExpression)] = cst.parse_expression(value_text)  # type: ignore[type-abstract]
+        for count in counts:
+            text = where.count if check is None else checked_or_original(where.count, check, ctx.code(count))
+            replacements[ctx.cst_node(function, count, cst.Call)] = cst.parse_expression(text)
         std_of = False
         for reduction, found in reductions:
             text = _replacement(ctx, reduction, found, where, nonlinear, fill)
@@ -255,6 +263,23 @@ class MaskedReductionFixer:
         if std_of:
             edits += helper_edits(ctx, STD_OF)
         return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
+
+
+def _divisor_count(ctx: FixContext, use: ast.Name) -> ast.Call | None:
+    """`use.numel()` as the divisor of a tensor (`diff.abs().sum() / diff.numel()`): the number of
+    selected elements, which the rewrite gives as the count of the mask (an int64 0-d tensor).
+    Only as a divisor of a tensor, where a 0-d int64 tensor divides as the Python int did (the
+    same result dtype, the count rounded to it alike); anywhere else the int stays needed."""
+    call = ctx.parent(use)
+    if not (isinstance(call, ast.Attribute) and call.attr == "numel"):
+        return None
+    call = ctx.parent(call)
+    if not (isinstance(call, ast.Call) and not call.args and not call.keywords):
+        return None
+    division = ctx.parent(call)
+    if isinstance(division, ast.BinOp) and isinstance(division.op, ast.Div) and division.right is call and ctx.kind(division.left) in TENSOR_KINDS:
+        return call
+    return None
 
 
 def _chain(ctx: FixContext, block: list[ast.stmt], mask: ast.expr) -> list[tuple[ast.Assign, _Leaves]]:
