@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import torch_api
 from .guards import static_truth
-from .kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, tensor_kind
+from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
 from .param_evidence import NOT_A_TENSOR_NAME
 from .symbols import (
     DISABLE_FUNCTIONS,
@@ -438,7 +438,7 @@ class Evaluator:
             self.visit_truth(node.operand, "not")
             return Kind.PY
         operand = self.visit(node.operand)
-        if operand is Kind.RANDOM_NUMBER:
+        if operand in MAYBE_PYTHON_KINDS:
             return operand
         if operand in TENSOR_KINDS:
             if isinstance(node.op, ast.Invert):
@@ -450,8 +450,9 @@ class Evaluator:
         kinds = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return Kind.PY
-        if _drawn_number(kinds):
-            return Kind.RANDOM_NUMBER  # `random.uniform(0, 1) < p`: a Python bool when run eagerly
+        eager_python = maybe_python(kinds)
+        if eager_python is not None:
+            return eager_python  # `random.uniform(0, 1) < p`: a Python bool when run eagerly
         if any(k in TENSOR_KINDS for k in kinds):
             scalar = all(k in SCALAR_KINDS or k is Kind.PY for k in kinds)
             return tensor_kind(boolean=True, scalar=scalar)
@@ -730,15 +731,10 @@ _DISPATCH: dict[type, Callable[[Evaluator, Any], Kind]] = {  # each handler take
 _BOOL_PRESERVING_OPS = (ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
-def _drawn_number(kinds: list[Kind]) -> bool:
-    """Operands of which one is a number drawn with `random` and the rest Python values: the
-    result is a Python number (or bool) when the code runs eagerly, as the draw is."""
-    return Kind.RANDOM_NUMBER in kinds and all(k in (Kind.RANDOM_NUMBER, Kind.PY) for k in kinds)
-
-
 def binop_kind(left: Kind, right: Kind, op: ast.operator) -> Kind:
-    if _drawn_number([left, right]):
-        return Kind.RANDOM_NUMBER
+    eager_python = maybe_python([left, right])
+    if eager_python is not None:
+        return eager_python
     left_tensor = left in TENSOR_KINDS
     right_tensor = right in TENSOR_KINDS
     if left_tensor or right_tensor:

@@ -872,7 +872,13 @@ class FunctionWalker:
                 self.walk_body(stmt.body)
         finally:
             self.amplifiers.pop()
-        self.evaluator.env = merge_envs(before, self.evaluator.env)
+        after = self.evaluator.env
+        self.evaluator.env = merge_envs(before, after)
+        # a number the loop turns into a tensor (`total = total + p.norm()`): a tensor after the
+        # loop wherever it ran (dynamo unrolls it), which is where branching on it breaks
+        for name, kind in after.items():
+            if before.get(name) is Kind.PY and kind in TENSOR_KINDS and kind is not Kind.RANDOM_NUMBER:
+                self.evaluator.env[name] = Kind.TENSOR_OR_NUMBER
 
     def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
         iter_kind = self.evaluator.visit(stmt.iter)

@@ -137,9 +137,12 @@ class FixContext:
     def kind(self, node: ast.AST) -> Kind:
         """What the analysis knows `node` to be, as the rewritten code will see it when it runs:
         a number drawn with `random` is a 0-d value only while dynamo traces; eagerly (where the
-        rewrite must work too) it is a Python number, which `torch.where` does not take."""
+        rewrite must work too) it is a Python number, which `torch.where` does not take; a sum
+        accumulated in a loop is a Python number where the loop did not run."""
         kind = self.kinds.get(id(node), Kind.UNKNOWN)
-        return Kind.PY if kind is Kind.RANDOM_NUMBER else kind
+        if kind is Kind.RANDOM_NUMBER:
+            return Kind.PY
+        return Kind.UNKNOWN if kind is Kind.TENSOR_OR_NUMBER else kind
 
     def span(self, node: ast.AST) -> Span:
         return self.source.span(node)
