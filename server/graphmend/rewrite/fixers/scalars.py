@@ -21,7 +21,7 @@ from collections.abc import Callable
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
-from ...findings import Finding
+from ...findings import Edit, Finding
 from ..aliasing import is_fresh
 from ..compile_checks import (
     DIVIDE_BY_NUMBER,
@@ -37,7 +37,7 @@ from ..compile_checks import (
 from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
-from ..py_types import BOOL, FLOAT, INT, value_type
+from ..py_types import BOOL, FLOAT, INT, Function, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value, python_float_name
@@ -161,10 +161,13 @@ class ScalarFixer:
         value_dtype: tuple,
         conversion: str,
         title: str,
+        depth: int = 0,
     ) -> Fix:
         """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
-        allow it (tensor arithmetic, Python arithmetic before it, a local read only so); `title`
-        says what the number was, the rest of the title what the arithmetic on it became."""
+        allow it (tensor arithmetic, Python arithmetic before it, a local read only so, the
+        return value of a private helper whose callers allow it); `title` says what the number
+        was, the rest of the title what the arithmetic on it became. `depth` counts the helpers
+        the number has been returned through."""
         tested: list[ast.If] = []  # the `if`s that test the number (filled by _check_variable)
         steps, problem = _python_steps(ctx, signatures, call, value_dtype) if conversion in ("item", "float", "count") else (_Steps(), None)
         end: ast.expr = steps[-1] if steps else call
@@ -184,8 +187,12 @@ class ScalarFixer:
             # `if x[m].numel() != y.numel(): raise ...`: the count compared with sizes, exactly as
             # int64, and the `if` left for the fixer of a tensor test (a check, typically)
             tested.append(branch)
+        elif isinstance(parent, ast.Return) and parent.value is end and not steps and depth < _MAX_HELPER_DEPTH:
+            return self._plan_returned(finding, ctx, function, end, replacement, value_dtype, title, depth)
         else:
             raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
+        if depth and tested:
+            raise DeclineError("used-as-number", "the number is tested by an `if` in a caller of the helper")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
             _cst_of(ctx, function, end): cst.parse_expression(replacement)
         }
@@ -213,6 +220,41 @@ class ScalarFixer:
         if added(".to("):
             return Fix(finding, f"{title} (rounded to the dtype of the tensor it meets, as the Python number was)", Safety.SAFE, tuple(edits))
         return Fix(finding, title, Safety.SAFE, tuple(edits))
+
+    def _plan_returned(
+        self, finding: Finding, ctx: FixContext, helper: Function, end: ast.expr, replacement: str, value_dtype: tuple, title: str, depth: int
+    ) -> Fix:
+        """`return t.item()` in a private helper (`def _amax(x): return x.abs().max().item()`):
+        the helper returns the 0-d tensor instead, where every call of it is in a function whose
+        uses of the result allow a tensor, checked and rewritten as for the number itself there
+        (one call per calling function). Private, because another module could call a public
+        helper and get a tensor where it expects a number."""
+        sites = _helper_calls(ctx, helper)
+        if ".trunc()" in replacement:
+            raise DeclineError("used-as-number", "int(t) would be kept as t.trunc(), which no longer raises for NaN; not through a helper")
+        edits: list[Edit] = [ctx.rewrite(helper, {_cst_of(ctx, helper, end): cst.parse_expression(replacement)})]
+        for marker in (ONE_VALUE,):
+            if marker in replacement:
+                edits += helper_edits(ctx, marker)
+        # the caller knows the value's dtype only where it is a constant (a name of the helper's
+        # own would mean another tensor there)
+        caller_dtype = value_dtype if value_dtype[0] == "const" else UNKNOWN
+        titles = []
+        for site in sites:
+            caller = ctx.function_of(site)
+            statement = ctx.statement_of(site)
+            assert caller is not None and statement is not None  # checked by _helper_calls
+            signatures = Signatures(ctx, floating_names(ctx, caller, statement), at=statement)
+            try:
+                fix = self._plan_number(finding, ctx, caller, signatures, site, site, ctx.code(site), caller_dtype, "item", title, depth + 1)
+            except DeclineError as declined:
+                reason = f"`{helper.name}` returns it to `{ctx.excerpt(site, 40)}`, where {declined.reason}"
+                raise DeclineError(declined.key, reason) from None
+            edits += fix.edits
+            titles.append(fix.title)
+        unique = list(dict.fromkeys(edits))  # a helper function added by two sites is added once
+        detail = max(titles, key=len) if titles else title
+        return Fix(finding, f"{detail}; `{helper.name}` returns the 0-d tensor to its callers", Safety.SAFE, tuple(unique))
 
     def _operand(self, ctx: FixContext, call: ast.Call) -> tuple[ast.expr, str]:
         if isinstance(call.func, ast.Attribute) and call.func.attr == "item" and not call.args:
@@ -411,6 +453,52 @@ def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, 
 
 
 _MAX_LOCAL_CHAIN = 4  # locals bound from locals (`s = t.item(); u = s * 2; v = max(u, 1)`)
+_MAX_HELPER_DEPTH = 2  # helpers a number is returned through (`_a` returns `t.item()`, `_b` returns `_a(x)`)
+
+
+def _helper_calls(ctx: FixContext, helper: Function) -> list[ast.Call]:
+    """The calls of `helper`, a private function (a module-level `_name`, or one nested in
+    another function), each in a function of its own: every reference to its name in its scope
+    must be such a call (passed elsewhere or rebound, it could be called where a number is
+    needed). Declines with the reason otherwise."""
+    parent = ctx.parent(helper)
+    nested = isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
+    if not (nested or (isinstance(parent, ast.Module) and helper.name.startswith("_") and not helper.name.startswith("__"))):
+        raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is not private: another module may call it and expect a number")
+    if helper.decorator_list or isinstance(helper, ast.AsyncFunctionDef):
+        raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is decorated or async")
+    returns = [n for n in _own_nodes(helper) if isinstance(n, ast.Return)]
+    if len(returns) != 1:
+        raise DeclineError("used-as-number", f"`{helper.name}` returns the number on one path of several")
+    sites: list[ast.Call] = []
+    callers: set[int] = set()
+    for node in ast.walk(parent):  # type: ignore[arg-type]
+        if not (isinstance(node, ast.Name) and node.id == helper.name):
+            continue
+        call = ctx.parent(node)
+        if not (isinstance(node.ctx, ast.Load) and isinstance(call, ast.Call) and call.func is node):
+            raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and its name is used other than in a call")
+        caller = ctx.function_of(call)
+        if caller is None or caller is helper or id(caller) in callers:
+            raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and is called at module level, by itself, or twice in one function")
+        callers.add(id(caller))
+        sites.append(call)
+    if not sites:
+        raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and is never called")
+    return sites
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of `function`'s body outside the functions, classes and lambdas defined in it."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        found.append(node)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[ast.Name]:
