@@ -754,9 +754,11 @@ class FunctionWalker:
         target = stmt.target
         if isinstance(target, ast.Name):
             left = self.evaluator.env.get(target.id, Kind.UNKNOWN)
+            self.evaluator.kinds[id(target)] = left  # what `n += 1` reads, for the statement's rules
         else:
             left = self.evaluator.visit(target)  # x[mask] += 1 reads x[mask] first
         right = self.evaluator.visit(stmt.value)
+        self._statement_rules(stmt)
         result = binop_kind(left, right, stmt.op)
         if isinstance(target, ast.Name):
             self.evaluator.env[target.id] = result

@@ -263,17 +263,16 @@ def _integral(node: ast.expr, ctx: RuleContext) -> bool:
     return False
 
 
-_ARITHMETIC_ON_DRAWS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-
-
 class ArithmeticOnRandomDraw(Rule):
-    """`random.randint(0, n) + 1`, `size - random.randint(...)`, `-random.uniform(a, b)`: dynamo
-    traces the draw into the graph as an unspecialised number and has no rule for Python
-    arithmetic of it with a Python number (GB0213), so it skips the whole function. Arithmetic
-    with a tensor (`x * r`), comparisons and `max(r, 1)` trace (measured on torch 2.13)."""
+    """`random.randint(0, n) + 1`, `size - random.randint(...)`, `-random.uniform(a, b)`, `r += 1`,
+    `r >> 1`: dynamo traces the draw into the graph as an unspecialised number and has no rule for
+    Python arithmetic or bit operations of it with a Python number (GB0213), so it skips the whole
+    function. Arithmetic with a tensor (`x * r`), comparisons and `max(r, 1)` trace (measured on
+    torch 2.13)."""
 
     code = "GM210"
-    node_types = (ast.BinOp, ast.UnaryOp, ast.AugAssign)
+    node_types = (ast.BinOp, ast.UnaryOp)
+    statement_types = (ast.AugAssign,)
     effect = Effect.FRAME_SKIP
     skips_own_frame = True
 
@@ -281,14 +280,15 @@ class ArithmeticOnRandomDraw(Rule):
         if isinstance(node, ast.UnaryOp):
             if isinstance(node.op, (ast.USub, ast.UAdd)) and _drawn(node.operand, ctx):
                 ctx.report(self, node, draw=ctx.snippet(node.operand))
-            return
-        if isinstance(node, ast.AugAssign):
-            operands: list[ast.expr] = [node.target, node.value]
         elif isinstance(node, ast.BinOp):
-            operands = [node.left, node.right]
-        else:
-            return
-        if not isinstance(node.op, _ARITHMETIC_ON_DRAWS):
+            self._check_operands(node, [node.left, node.right], ctx)
+
+    def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
+        if isinstance(node, ast.AugAssign):  # `r += 1`
+            self._check_operands(node, [node.target, node.value], ctx)
+
+    def _check_operands(self, node: ast.BinOp | ast.AugAssign, operands: list[ast.expr], ctx: RuleContext) -> None:
+        if isinstance(node.op, ast.MatMult):
             return
         drawn = [o for o in operands if _drawn(o, ctx)]
         if drawn and all(o in drawn or ctx.kind(o) is Kind.PY for o in operands):

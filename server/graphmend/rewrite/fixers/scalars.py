@@ -92,6 +92,10 @@ class ScalarFixer:
         if function is None:
             raise DeclineError("not-in-function", "the conversion is not inside a function")
         tensor, conversion = self._operand(ctx, call)
+        if ctx.kind(tensor) not in TENSOR_KINDS:
+            # a number drawn with `random`, or a sum a loop may not have run for: a Python number
+            # when run eagerly, which `torch.as_tensor` would round to float32
+            raise DeclineError("not-a-tensor", f"`{ctx.excerpt(tensor, 30)}` may be a Python number when the code runs")
         statement = ctx.statement_of(call)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         replacement = self._replacement(ctx, tensor, conversion, signatures, _zero_d(ctx, signatures, tensor, call))
@@ -174,6 +178,10 @@ class ScalarFixer:
         parent = ctx.parent(end)
         chains: list[tuple[ast.expr, str]] = []
         if isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC):
+            if depth and not steps and isinstance(parent.op, ast.Div) and parent.right is end:
+                # the CUDA-exact division needs the number's value beside the tensor: the helper
+                # would run twice (its effects too); bound to a name first, it is taken
+                raise DeclineError("used-as-number", "a caller divides by the helper's result directly")
             value = None if steps else replacement
             replacement = self._into_arithmetic(ctx, signatures, call, steps, problem, parent, tensor, replacement, value_dtype, conversion == "float")
             end, replacement = _as_python_divides(ctx, parent, end, replacement, value)
@@ -467,6 +475,8 @@ def _helper_calls(ctx: FixContext, helper: Function) -> list[ast.Call]:
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is not private: another module may call it and expect a number")
     if helper.decorator_list or isinstance(helper, ast.AsyncFunctionDef):
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is decorated or async")
+    if parent is not None and _bound_elsewhere(parent, helper):
+        raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and its name is bound elsewhere too (a parameter, another def, an import)")
     returns = [n for n in _own_nodes(helper) if isinstance(n, ast.Return)]
     if len(returns) != 1:
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number on one path of several")
@@ -486,6 +496,24 @@ def _helper_calls(ctx: FixContext, helper: Function) -> list[ast.Call]:
     if not sites:
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and is never called")
     return sites
+
+
+def _bound_elsewhere(scope: ast.AST, helper: Function) -> bool:
+    """Whether the helper's name is bound anywhere in `scope` other than by its own `def`: then a
+    read of the name may mean something else (a parameter `_amax`, a nested `def _amax`)."""
+    name = helper.name
+    for node in ast.walk(scope):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name and node is not helper:
+            return True
+        if isinstance(node, ast.arg) and node.arg == name:
+            return True
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+    return False
 
 
 def _own_nodes(function: ast.AST) -> list[ast.AST]:
