@@ -278,7 +278,7 @@ class ArithmeticOnRandomDraw(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, (ast.USub, ast.UAdd)) and _drawn(node.operand, ctx):
+            if isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)) and _drawn(node.operand, ctx):
                 ctx.report(self, node, draw=ctx.snippet(node.operand))
         elif isinstance(node, ast.BinOp):
             self._check_operands(node, [node.left, node.right], ctx)
