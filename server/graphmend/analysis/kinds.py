@@ -35,6 +35,7 @@ class Kind(enum.Enum):
     JIT = "TorchScript module"
     LOCK = "lock"
     GENERATOR = "torch.Generator"
+    PY_RNG = "random.Random"  # its randint/uniform/randrange draws are traced as the module's are
     SPARSE = "sparse tensor"  # not a TENSOR kind: dynamo wraps none of it, no tensor rule applies
     DISABLED = "function under torch.compiler.disable"
 

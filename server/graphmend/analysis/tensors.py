@@ -590,6 +590,8 @@ class Evaluator:
             return Kind.TENSOR
         if receiver is Kind.GENERATOR and isinstance(func, ast.Attribute) and func.attr == "manual_seed":
             return Kind.GENERATOR  # returns the generator itself: `torch.Generator().manual_seed(0)`
+        if receiver is Kind.PY_RNG and isinstance(func, ast.Attribute) and f"random.{func.attr}" in TRACED_RANDOM_NUMBERS:
+            return Kind.RANDOM_NUMBER  # `random.Random(0).randint(1, 3)`, `self.rng.uniform(0, 1)`
         name = self.qualname(func)
         if name is not None:
             if name in DISABLE_FUNCTIONS and node.args:
@@ -600,6 +602,8 @@ class Evaluator:
                 return Kind.LOCK
             if name == "torch.Generator":
                 return Kind.GENERATOR
+            if name == "random.Random":
+                return Kind.PY_RNG
             if name in SPARSE_CONSTRUCTORS:
                 return Kind.SPARSE
             if name in JOINING_FUNCTIONS and self._joins_booleans(node):
