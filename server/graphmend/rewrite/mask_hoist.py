@@ -70,10 +70,8 @@ def plan_with_mask_named(
 
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:
     """`a = 1; x = x[m]`, or a statement another ends on: a new line before it would split them."""
-    block = rest_of_block(ctx, binding)
-    parent = ctx.parent(binding)
-    siblings = [n for n in ast.iter_child_nodes(parent) if isinstance(n, ast.stmt)] if parent is not None else block
-    return any(s is not binding and (s.end_lineno or s.lineno) == binding.lineno for s in siblings)
+    siblings = ast.iter_child_nodes(ctx.parent(binding) or binding)
+    return any(isinstance(s, ast.stmt) and s is not binding and (s.end_lineno or s.lineno) == binding.lineno for s in siblings)
 
 
 def _fresh_name(function: ast.AST) -> str:

@@ -47,7 +47,7 @@ def plan_on_variant(
     except DeclineError as inner:
         reason = inner.reason
         for name, text in (renamed or {}).items():
-            reason = reason.replace(f"`{name}`", f"`{text}`").replace(name, text)
+            reason = reason.replace(name, text)
         raise DeclineError(inner.key, reason) from None
     fixed = apply_edits(variant_text, list(fix.edits))
     if not parses(fixed):

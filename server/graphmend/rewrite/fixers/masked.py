@@ -26,11 +26,12 @@ function (`if mask is not None: pred = pred[mask]`), that code is repeated insid
 Preconditions: a full reduction (no dim) of `sum`, `prod`, `mean` or `nansum`; a `sum`, `nansum`
 or `mean` over dimension 0 of a selection by a mask that stands first (`x[keep].mean(0)`, the
 centroid of the selected rows: the mask's dimensions of the whole tensor are reshaped into one and
-reduced, a mean divided by the count of the mask); a full `var` or
-`std` with a constant correction (two masked passes: the mean of the selection, then the squared
-deviations from it, divided by the count less the correction (at least 0): NaN for too few elements, as the
-original; torch's degrees-of-freedom warning is not repeated, as under inductor and aot_eager,
-which do not emit it for the original either), or a loss with reduction `mean`/`sum`; one mask for every selection, alone or among full slices (`x[:, m]`,
+reduced, a mean divided by the count of the mask); a full `var` or `std` with a correction of 0
+or 1 (two masked passes: the mean of the selection, then the squared deviations from it, divided
+by the count less the correction, at least 0: NaN for too few elements, as the original; torch's
+degrees-of-freedom warning is not repeated, as under inductor and aot_eager, which do not emit it
+for the original either), or a loss with reduction `mean`/`sum`; one mask for every selection,
+alone or among full slices (`x[:, m]`,
 `x[m, :]`, `x[..., m]`). Where the mask is not proven to have each tensor's shape,
 `_graphmend_mask_spans` (settled while tracing) chooses between the rewrite and the original
 expression, and the rewrite spreads the mask over the dimensions it does not cover

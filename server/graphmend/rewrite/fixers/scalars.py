@@ -37,7 +37,7 @@ from ..compile_checks import (
 from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
-from ..py_types import BOOL, FLOAT, INT, Function, value_type
+from ..py_types import BOOL, FLOAT, INT, Function, own_nodes, value_type
 from ..selections import reference_root, rereadable, selection_count
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value, python_float_name
@@ -241,9 +241,8 @@ class ScalarFixer:
         if ".trunc()" in replacement:
             raise DeclineError("used-as-number", "int(t) would be kept as t.trunc(), which no longer raises for NaN; not through a helper")
         edits: list[Edit] = [ctx.rewrite(helper, {_cst_of(ctx, helper, end): cst.parse_expression(replacement)})]
-        for marker in (ONE_VALUE,):
-            if marker in replacement:
-                edits += helper_edits(ctx, marker)
+        if ONE_VALUE in replacement:
+            edits += helper_edits(ctx, ONE_VALUE)
         # the caller knows the value's dtype only where it is a constant (a name of the helper's
         # own would mean another tensor there)
         caller_dtype = value_dtype if value_dtype[0] == "const" else UNKNOWN
@@ -470,19 +469,20 @@ def _helper_calls(ctx: FixContext, helper: Function) -> list[ast.Call]:
     must be such a call (passed elsewhere or rebound, it could be called where a number is
     needed). Declines with the reason otherwise."""
     parent = ctx.parent(helper)
-    nested = isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))
-    if not (nested or (isinstance(parent, ast.Module) and helper.name.startswith("_") and not helper.name.startswith("__"))):
+    private = isinstance(parent, ast.Module) and helper.name.startswith("_") and not helper.name.startswith("__")
+    if not (private or isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef))):
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is not private: another module may call it and expect a number")
     if helper.decorator_list or isinstance(helper, ast.AsyncFunctionDef):
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and it is decorated or async")
-    if parent is not None and _bound_elsewhere(parent, helper):
+    assert parent is not None  # a module or a function, checked above
+    if _bound_elsewhere(parent, helper):
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number, and its name is bound elsewhere too (a parameter, another def, an import)")
-    returns = [n for n in _own_nodes(helper) if isinstance(n, ast.Return)]
+    returns = [n for n in own_nodes(helper) if isinstance(n, ast.Return)]
     if len(returns) != 1:
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number on one path of several")
     sites: list[ast.Call] = []
     callers: set[int] = set()
-    for node in ast.walk(parent):  # type: ignore[arg-type]
+    for node in ast.walk(parent):
         if not (isinstance(node, ast.Name) and node.id == helper.name):
             continue
         call = ctx.parent(node)
@@ -514,19 +514,6 @@ def _bound_elsewhere(scope: ast.AST, helper: Function) -> bool:
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return True
     return False
-
-
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of `function`'s body outside the functions, classes and lambdas defined in it."""
-    found: list[ast.AST] = []
-    pending = list(ast.iter_child_nodes(function))
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        found.append(node)
-        pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[ast.Name]:
