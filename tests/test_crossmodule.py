@@ -46,6 +46,37 @@ def test_an_import_is_followed_only_where_it_may_lead_into_the_roots(tree: Path,
     assert _may_lead_inside(imported, caller, frozenset([(tree / "pkg" / "models").resolve()])) is leads_inside
 
 
+@pytest.mark.parametrize("imported", ["sys", "random", "os.path"])
+def test_a_standard_library_module_not_in_the_tree_is_never_followed(tree: Path, imported: str) -> None:
+    caller = tree / "pkg" / "models" / "a" / "model.py"
+    assert not _may_lead_inside(imported, caller, frozenset([(tree / "pkg" / "models").resolve()]))
+
+
+def test_a_local_package_named_like_the_standard_library_is_still_followed(tree: Path) -> None:
+    (tree / "pkg" / "models" / "a" / "test").mkdir()
+    (tree / "pkg" / "models" / "a" / "test" / "__init__.py").write_text("def helper(x):\n    return x\n", encoding="utf-8")
+    caller = tree / "pkg" / "models" / "a" / "standalone.py"
+    (tree / "pkg" / "models" / "a" / "__init__.py").unlink()  # a folder of scripts: imports start here
+    assert _may_lead_inside("test.helper", caller, frozenset([(tree / "pkg" / "models").resolve()]))
+
+
+def test_a_relative_path_checked_from_inside_the_package_resolves_like_an_absolute_one(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`graphmend check models` run inside `pkg/`: the walk up to the top-level package must not
+    stop at `.`, or every absolute import of the package goes to jedi (slow, and it may follow a
+    re-export the absolute run does not)."""
+    monkeypatch.chdir(tree / "pkg")
+    site = crossmodule.CallSite(line=1, column=0, callee="helper", caller="f", imported="pkg.utils.generic.helper")
+
+    def no_jedi(*args: object, **kwargs: object) -> None:
+        raise AssertionError("jedi was asked about an import that leads outside the roots")
+
+    monkeypatch.setattr("jedi.Script", no_jedi)
+    caller = Path("models") / "a" / "model.py"
+    assert resolve("", caller, [Path("models")], (site,), header="from pkg.utils.generic import helper\n") == {}
+
+
 def test_with_the_whole_package_checked_every_import_of_it_is_followed(tree: Path) -> None:
     caller = tree / "pkg" / "models" / "a" / "model.py"
     assert _may_lead_inside("...utils.generic.helper", caller, frozenset([(tree / "pkg").resolve()]))

@@ -13,6 +13,7 @@ to a fixed point (`cross_module_entries`).
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -186,12 +187,14 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
     targets inside one of the workspace `roots` other than `path` itself. `header` is the file's
     `import_header` where the caller has it (else it is computed from `text`)."""
     resolved_roots = _resolved(roots)
-    sites = tuple(site for site in sites if _may_lead_inside(site.imported, path, resolved_roots))
+    # resolved first: from a relative path (`check models` run inside `transformers/`) the walk up
+    # to the top-level package would stop at `.`, and every absolute import went to jedi
+    here = path.resolve()
+    sites = tuple(site for site in sites if _may_lead_inside(site.imported, here, resolved_roots))
     if not sites:
         return {}
     import jedi  # imported lazily: a few hundred ms, only once a document has such calls
 
-    here = path.resolve()
     root = next((folder for folder in (here, *here.parents) if folder in resolved_roots), path.parent)
     if header is None:
         try:
@@ -281,7 +284,8 @@ def _qualified(name) -> str | None:
 
 
 def _may_lead_inside(imported: str, path: Path, resolved_roots: frozenset[Path]) -> bool:
-    """Whether the module an import names could lie under one of `roots`: only then is jedi asked.
+    """Whether the module an import names, imported from the file at `path` (resolved), could lie
+    under one of `roots`: only then is jedi asked.
 
     jedi parses the whole calling file before it resolves anything (0.2 s for a 3,000-line model
     file), which made cross-module resolution most of `check`'s time on a tree such as
@@ -312,6 +316,8 @@ def _may_lead_inside(imported: str, path: Path, resolved_roots: frozenset[Path])
         if found is not None:
             break
     if found is None:  # an installed or namespace package (absolute), or a name in `base`'s package
+        if not level and parts and parts[0] in sys.stdlib_module_names:
+            return False  # `sys.getrefcount`, `random.uniform`: the standard library, never the roots
         return not level or _inside(base.resolve(), resolved_roots)
     return _inside(found.resolve(), resolved_roots)
 
