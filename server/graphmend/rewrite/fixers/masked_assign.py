@@ -15,8 +15,13 @@ The value may also be elementwise arithmetic on one such selection and Python nu
 (`out[m] = src[m] * scale + 1`): `+ - *` and division by a number are correctly rounded per
 element, so computing them on every element and keeping the selected ones gives the same values;
 their derivative is a finite constant, so the zero gradient `where` sends the unselected elements
-stays zero. Division *by* a tensor, two tensors, and other functions (`exp`, whose vectorised and
-scalar paths can differ in the last bit depending on an element's position) are left alone.
+stays zero. So may functions that are exact per element on every path, vectorised or not:
+`abs`, `sign`, `floor`, `ceil`, `trunc`, `relu` (their derivative is finite everywhere, 0 at NaN
+and infinities included) and `sqrt` (correctly rounded by IEEE 754), whose argument must be the
+selection itself: it is taken of `torch.where(m, src, 1)`, so an unselected negative or NaN element
+sends no NaN into the gradient (`ret[m] = torch.sqrt(x[m])`, pytorch3d's `_sqrt_positive_part`).
+Division *by* a tensor, two tensors, and other functions (`exp`, whose vectorised and scalar paths
+can differ in the last bit depending on an element's position) are left alone.
 
 Exact only when the mask is boolean with the shape and device of both tensors (a mask over leading
 dimensions selects rows, a uint8 mask indexes differently) and the tensors share a dtype (the
@@ -116,11 +121,39 @@ def _shares_a_line(ctx: FixContext, statement: ast.stmt) -> bool:
     return any(s is not statement and s.lineno <= end and (s.end_lineno or s.lineno) >= statement.lineno for s in siblings)
 
 
+# Functions exact per element on every path, with the value an unselected element is replaced by
+# first where their derivative is not finite everywhere (None: any value is harmless).
+_EXACT_FUNCTIONS: dict[str, str | None] = {"abs": None, "sign": None, "floor": None, "ceil": None, "trunc": None, "relu": None, "sqrt": "1"}
+_FLOATING_ONLY = frozenset({"floor", "ceil", "trunc", "sqrt"})  # what they give an integer tensor is not its dtype (or not exact)
+
+
+def _exact_function(ctx: FixContext, value: ast.expr) -> tuple[str, ast.expr] | None:
+    """`torch.sqrt(a)` / `a.sqrt()` (a function of `_EXACT_FUNCTIONS`, one argument, no keywords):
+    its name and argument."""
+    if not isinstance(value, ast.Call) or value.keywords or not isinstance(value.func, ast.Attribute):
+        return None
+    name = value.func.attr
+    if name not in _EXACT_FUNCTIONS:
+        return None
+    if not value.args and ctx.qualname(value.func) is None:  # a method: `x[m].sqrt()`
+        return name, value.func.value
+    if len(value.args) == 1 and ctx.qualname(value.func) == f"torch.{name}":
+        return name, value.args[0]
+    return None
+
+
 def _selection(ctx: FixContext, value: ast.expr) -> ast.Subscript | None:
     """The one `src[mask]` in `value`, when `value` is it or elementwise arithmetic on it and
-    Python numbers (`src[m] * 2 - 1`, `-src[m] / scale`); None otherwise."""
+    Python numbers (`src[m] * 2 - 1`, `-src[m] / scale`) and functions exact per element
+    (`torch.sqrt(src[m]) * 2`); None otherwise."""
     if isinstance(value, ast.Subscript):
         return value
+    function = _exact_function(ctx, value)
+    if function is not None:
+        name, argument = function
+        if _EXACT_FUNCTIONS[name] is not None and not isinstance(argument, ast.Subscript):
+            return None  # the fill must be of the selection itself: `sqrt(-x[m])` would take sqrt(-1)
+        return _selection(ctx, argument)
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
         return _selection(ctx, value.operand)
     if isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
@@ -144,6 +177,8 @@ def _arithmetic_kind(value: ast.expr) -> str:
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return "floating"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FLOATING_ONLY:
+            return "floating"
         if isinstance(node, ast.Constant) and isinstance(node.value, float):
             return "floating"
     return "integer"
@@ -152,10 +187,25 @@ def _arithmetic_kind(value: ast.expr) -> str:
 def _render_without_selection(
     ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, value: ast.expr, selection: ast.Subscript
 ) -> str:
-    """`value`'s source with `src[mask]` replaced by `src` (libcst keeps its layout and parentheses)."""
+    """`value`'s source with `src[mask]` replaced by `src` (libcst keeps its layout and parentheses),
+    or by `torch.where(mask, src, fill)` where it is the argument of a function that needs a fill."""
     inner = ctx.cst_node(function, selection, cst.Subscript)
     assert isinstance(inner, cst.Subscript)
     if value is selection:
         return ctx.render(function, inner.value)
+    replacement: cst.BaseExpression = inner.value
+    fill = _fill_of(ctx, value, selection)
+    if fill is not None:
+        source = f"{ctx.torch_name()}.where({ctx.code(selection.slice)}, {ctx.render(function, inner.value)}, {fill})"
+        replacement = cst.parse_expression(source)
     whole = ctx.cst_node(function, value, cst.BaseExpression)  # type: ignore[type-abstract]
-    return ctx.render(function, whole.deep_replace(inner, inner.value))
+    return ctx.render(function, whole.deep_replace(inner, replacement))
+
+
+def _fill_of(ctx: FixContext, value: ast.expr, selection: ast.Subscript) -> str | None:
+    """The fill of the function in `value` whose argument is `selection`, if it needs one."""
+    for node in ast.walk(value):
+        function = _exact_function(ctx, node) if isinstance(node, ast.Call) else None
+        if function is not None and function[1] is selection:
+            return _EXACT_FUNCTIONS[function[0]]
+    return None
