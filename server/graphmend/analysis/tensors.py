@@ -641,7 +641,26 @@ class Evaluator:
                     return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN
                 if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
                     return Kind.TENSOR  # a submodule or callable set up in __init__
+            held = self._held_method_kind(func)
+            if held is not None:
+                return held
         return Kind.UNKNOWN
+
+    def _held_method_kind(self, func: ast.Attribute) -> Kind | None:
+        """`self.pe.encode(x)` where `__init__` set `self.pe = PositionEncoding(...)`, a class of
+        this file: what its `encode` returns (annotation or returns), where every class the
+        attribute may hold agrees (SAM's `self.pe_layer.forward_with_coords(...)` -> a tensor)."""
+        holder = func.value
+        if self.cls is None or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == self.self_name):
+            return None
+        kinds: set[Kind] = set()
+        for name in self.cls.attr_classes.get(holder.attr, ()):
+            info = self.index.classes.get(name)
+            method = self.index.method(info, func.attr) if info is not None else None
+            if method is None or any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
+                return None
+            kinds.add(self.returned_kind(method, self.index.owner.get(id(method))))
+        return kinds.pop() if len(kinds) == 1 else None
 
     def returned_kind(self, function: ast.FunctionDef | ast.AsyncFunctionDef, cls: ClassInfo | None) -> Kind:
         """What calling an in-file function gives: its return annotation's kind, else the kind
