@@ -641,9 +641,9 @@ class Evaluator:
                     return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN
                 if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
                     return Kind.TENSOR  # a submodule or callable set up in __init__
-            held = self._held_method_kind(func)
-            if held is not None:
-                return held
+            held_kind = self._held_method_kind(func)
+            if held_kind is not None:
+                return held_kind
         return Kind.UNKNOWN
 
     def _held_method_kind(self, func: ast.Attribute) -> Kind | None:
