@@ -98,11 +98,30 @@ class FunctionWalker:
     # -- entry point ---------------------------------------------------------------------------
     def run(self) -> None:
         self._bind_parameters()
+        self._enclosing_functions()
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
         self.eager_comprehension_breaks()
         if self.module.keep_kinds:
             self.module.kinds.update(self.evaluator.kinds)
+
+    def _enclosing_functions(self) -> None:
+        """A decorator's wrapper calls the functions its decorator defines beside it
+        (transformers' `dynamic_rope_update`: `wrapper` calls `longrope_frequency_update(self,
+        position_ids, ...)`); dynamo traces those calls too, so they are walked where the wrapper
+        calls them, as nested functions are. Decorated or async ones are left alone."""
+        if self.wrapping is None or "." not in self.wrapping.qualified:
+            return
+        *path, _ = self.wrapping.qualified.split(".")
+        scope: ast.FunctionDef | None = self.module.index.functions.get(path[0])
+        for name in path[1:]:
+            scope = next((s for s in scope.body if isinstance(s, ast.FunctionDef) and s.name == name), None) if scope is not None else None
+        if scope is None:
+            return
+        for statement in scope.body:
+            if isinstance(statement, ast.FunctionDef) and statement is not self.function and not statement.decorator_list:
+                if statement.name not in self.evaluator.env:
+                    self._nested.setdefault(statement.name, (statement, {}))
 
     def _module_constructor_breaks(self) -> None:
         """A module's `__init__` run from compiled code: once anything in it breaks, dynamo cannot
