@@ -134,14 +134,65 @@ def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
     return False
 
 
+_READ, _KILLED, _OPEN = "read", "killed", "open"
+_JUMPS = (ast.Break, ast.Continue, ast.Return, ast.Raise)
+
+
+def _first_use(statements: list[ast.stmt], name: str) -> str:
+    """What running `statements` in order does first with `name`: reads the value it had before
+    (`_READ`), assigns it on every path before any read and with no jump out on the way
+    (`_KILLED`), or neither (`_OPEN`). Cautious: a read anywhere in a compound statement other
+    than an `if` counts as a read, and only plain assignments and `if`s whose arms both assign kill."""
+    jumped = False
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            if _reads([statement.test], name):
+                return _READ
+            arms = (_first_use(statement.body, name), _first_use(statement.orelse, name))
+            if _READ in arms:
+                return _READ
+            if arms == (_KILLED, _KILLED) and not jumped:
+                return _KILLED
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if _reads([statement.value, *targets], name):
+                return _READ
+            if not jumped and any(isinstance(t, ast.Name) and t.id == name for t in targets):
+                return _KILLED
+        elif _reads([statement], name):
+            return _READ
+        jumped = jumped or any(isinstance(n, _JUMPS) for n in _own_statements(statement))
+    return _OPEN
+
+
+def _own_statements(statement: ast.stmt) -> Iterator[ast.AST]:
+    """The nodes of `statement`, not those of functions or classes defined in it."""
+    pending: list[ast.AST] = [statement]
+    while pending:
+        node = pending.pop()
+        yield node
+        pending.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
+
+
 def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
-    """Whether `name` may be read after `stmt` runs (later statements, or the next loop iteration)."""
+    """Whether the value `name` holds when `stmt` has run may be read (by later statements, or on
+    the next loop iteration). A value every path assigns again before reading it is not: a
+    temporary that a loop's body assigns and then reads (kornia's `_erosion_to_fill` in
+    `if to_norm.any():`) is read on the next iteration only after it is assigned again."""
     function = ctx.function_of(stmt)
     for parent, block, index in _outward(ctx, stmt):
-        if _reads(block[index + 1 :], name):
-            return True
-        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and _reads([parent], name):
-            return True  # read again on the next iteration
+        use = _first_use(block[index + 1 :], name)
+        if use != _OPEN:
+            return use == _READ
+        if isinstance(parent, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)) and _reads([parent], name):
+            return True  # an except handler or finally block, or the context's exit
+        if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            if isinstance(parent, ast.While) and _reads([parent.test], name):
+                return True
+            if _reads(parent.orelse, name) or (block is parent.body and _first_use(parent.body, name) == _READ):
+                return True  # read on the next iteration before it is assigned again, or by the loop's else
+            if block is not parent.body and _reads([parent], name):
+                return True
         if parent is function:
             return False
     return True
@@ -290,7 +341,8 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
     A later statement of an enclosing block that rebinds `name` to a new tensor (`preds = preds >
     t`) ends the search: every path from `stmt` passes it, and changes after it reach that new
     tensor in the original and in the rewrite alike. Not across a `break`/`continue` met on the way
-    (at any level: it may skip the rebinding), nor inside a `try` (a handler may run instead)."""
+    (at any level: it may skip the rebinding), nor inside a `try` (a handler may run instead). A
+    loop's next iteration is searched from the start of its body up to such a rebinding."""
     jumps = False  # a `break`/`continue` on the way may skip the rebinding
     in_try = False
     for parent, block, index in enclosing_blocks(ctx, function, stmt):
@@ -307,7 +359,16 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             if not (jumps or in_try) and _rebinds_to_new_tensor(ctx, statement, name):
                 return None
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and block is parent.body:
-            for statement in block[: index + 1] + parent.orelse:  # the next iteration runs them again
+            # The next iteration runs the body again from its start, up to a statement of it that
+            # rebinds `name` to a new tensor (kornia's `erosion = dilation - 0.5` before
+            # `erosion[erosion < 0] = 0`): changes after that reach the new tensor in both.
+            for statement in block[: index + 1]:
+                for node in ast.walk(statement):
+                    if changes_in_place(node, name):
+                        return node
+                if not in_try and _rebinds_to_new_tensor(ctx, statement, name):
+                    break
+            for statement in parent.orelse:
                 for node in ast.walk(statement):
                     if changes_in_place(node, name):
                         return node
