@@ -100,6 +100,45 @@ def {name}(mask, *values, arithmetic=""):
     )
 '''
 
+MASK_ADDS_ROWS = "_graphmend_mask_adds_rows"
+assert MASK_ADDS_ROWS in TRUE_WHEN_FIXED_NAMES
+
+_MASK_ADDS_ROWS_TEXT = '''
+
+def {name}(mask, out, value):
+    """Whether `out[mask] += value` adds `value` to every element or row `mask` selects as
+    `torch.where(mask, out + value, out)` does, with `mask` spread over the rows: `mask` is a
+    boolean tensor on `out`'s device with the sizes of `out`'s leading dimensions, and `value` a
+    number `out`'s dtype keeps (not bool; a float only for a floating `out`) or a tensor of
+    `out`'s dtype and device that broadcasts over one row without growing it (SAM's
+    `point_embedding[labels == -1] += self.not_a_point_embed.weight`, a `(1, dim)` weight).
+
+    Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original code runs.
+    """
+    if not (
+        isinstance(mask, {torch}.Tensor)
+        and isinstance(out, {torch}.Tensor)
+        and mask.dtype == {torch}.bool
+        and mask.device == out.device
+        and 0 < mask.dim() <= out.dim()
+        and tuple(mask.shape) == tuple(out.shape[: mask.dim()])
+        and out.dtype != {torch}.bool
+    ):
+        return False
+    if type(value) in (int, float):
+        return type(value) is int or out.dtype.is_floating_point
+    if not isinstance(value, {torch}.Tensor) or value.dtype != out.dtype or value.device != out.device:
+        return False
+    row = tuple(out.shape[mask.dim() :])
+    shape = tuple(value.shape)
+    if len(shape) == len(row) + 1 and shape[0] == 1:
+        shape = shape[1:]
+    if len(shape) > len(row) or any(s not in (1, r) for s, r in zip(reversed(shape), reversed(row))):
+        return False
+    return True
+'''
+
 MASK_SELECTS_ROWS = "_graphmend_mask_selects_rows"
 assert MASK_SELECTS_ROWS in TRUE_WHEN_FIXED_NAMES
 
@@ -320,6 +359,7 @@ _TEXTS = {
     MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,
     MASK_SPANS: _MASK_SPANS_TEXT,
     SPREAD_MASK: _SPREAD_MASK_TEXT,
+    MASK_ADDS_ROWS: _MASK_ADDS_ROWS_TEXT,
     FLOAT_DIVISOR: _FLOAT_DIVISOR_TEXT,
     INT_DIVISOR: _INT_DIVISOR_TEXT,
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,

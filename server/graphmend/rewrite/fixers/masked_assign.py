@@ -23,6 +23,15 @@ sends no NaN into the gradient (`ret[m] = torch.sqrt(x[m])`, pytorch3d's `_sqrt_
 Division *by* a tensor, two tensors, and other functions (`exp`, whose vectorised and scalar paths
 can differ in the last bit depending on an element's position) are left alone.
 
+`out[m] += value` (or `-=`) with a value that is no selection, a number or a tensor added to
+every selected row (SAM's `point_embedding[labels == -1] += self.not_a_point_embed.weight`, a
+`(1, dim)` weight over rows of `(batch, points, dim)`), becomes
+`out.copy_(torch.where(<m spread over the rows>, out + value, out))` behind
+`_graphmend_mask_adds_rows`, which checks that the mask covers `out`'s leading dimensions and the
+value broadcasts over one row without growing it. The sums are the same; the added tensor's
+gradient sums the same per-row gradients, with zeros for the unselected rows, in another order
+(equal up to rounding: the fix's title says so).
+
 Exact only when the mask is boolean with the shape and device of both tensors (a mask over leading
 dimensions selects rows, a uint8 mask indexes differently) and the tensors share a dtype (the
 assignment casts to `out`'s dtype, `where` would promote). Dynamo knows all of that while tracing,
@@ -40,12 +49,14 @@ import textwrap
 import libcst as cst
 
 from ...findings import Finding
-from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
+from ..compile_checks import MASK_ADDS_ROWS, MASK_SELECTS_ALIKE, SPREAD_MASK, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 
 TITLE = "Copy with torch.where instead of assigning through a boolean mask"
+ROW_ADD_TITLE = "Add with torch.where instead of through a boolean mask"
+ROW_ADD_GRADIENT = " (the gradient of the added tensor sums the same values in another order, equal up to rounding)"
 _OPERATORS = {ast.Add: "+", ast.Sub: "-"}
 
 
@@ -70,6 +81,8 @@ class MaskedAssignFixer:
             raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` is rewritten")
         mask = target.slice
         selection = _selection(ctx, value)
+        if selection is None and isinstance(statement, ast.AugAssign) and type(statement.op) in _OPERATORS and not _selects_with(ctx, value, mask):
+            return self._plan_row_add(finding, ctx, statement, function, target, value)
         if selection is None:
             raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
         if ctx.code(selection.slice) != ctx.code(mask):
@@ -105,6 +118,52 @@ class MaskedAssignFixer:
         if import_edit is not None:
             edits.append(import_edit)
         return Fix(finding, TITLE, Safety.SAFE, tuple(edits))
+
+
+    def _plan_row_add(
+        self,
+        finding: Finding,
+        ctx: FixContext,
+        statement: ast.AugAssign,
+        function: ast.FunctionDef | ast.AsyncFunctionDef,
+        target: ast.Subscript,
+        value: ast.expr,
+    ) -> Fix:
+        """`out[mask] += value` with a value that is not a selection: a number, or a tensor added
+        to every selected row (SAM's prompt encoder) -> `out.copy_(torch.where(<mask spread over
+        the rows>, out + value, out))` behind `_graphmend_mask_adds_rows`."""
+        mask = target.slice
+        for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the added value", value)):
+            check_pure(ctx, node, f"{role} (now evaluated twice)")
+        if _shares_a_line(ctx, statement):
+            raise DeclineError("several-statements", "the line holds more than one statement")
+        out, mask_text, value_text = ctx.atom(target.value), ctx.code(mask), ctx.code(value)
+        torch = ctx.torch_name()
+        operator = _OPERATORS[type(statement.op)]
+        check = call_text(MASK_ADDS_ROWS, mask_text, ctx.code(target.value), value_text)
+        spread = call_text(SPREAD_MASK, mask_text, ctx.code(target.value), "0")
+        line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
+        assert isinstance(line, cst.SimpleStatementLine)
+        original = ctx.render(function, line.with_changes(leading_lines=[]))
+        code = f"if {check}:\n    {out}.copy_({torch}.where({spread}, {out} {operator} {ctx.atom(value)}, {out}))\nelse:\n" + textwrap.indent(original, "    ")
+        try:
+            new_statements = list(cst.parse_module(code).body)
+        except cst.ParserSyntaxError as exc:  # a bug in this fixer: never write code that does not parse
+            raise DeclineError("generated-code", f"the generated code does not parse ({exc.message})") from exc
+        new_statements[0] = new_statements[0].with_changes(leading_lines=line.leading_lines)
+        helpers = [*helper_edits(ctx, MASK_ADDS_ROWS), *helper_edits(ctx, SPREAD_MASK)]
+        edits = [ctx.rewrite(function, {line: cst.FlattenSentinel(new_statements)}), *helpers]
+        import_edit = None if helpers else ctx.import_edit()
+        if import_edit is not None:
+            edits.append(import_edit)
+        title = ROW_ADD_TITLE if _is_number(ctx, value) else ROW_ADD_TITLE + ROW_ADD_GRADIENT
+        return Fix(finding, title, Safety.SAFE, tuple(edits))
+
+
+def _selects_with(ctx: FixContext, value: ast.expr, mask: ast.expr) -> bool:
+    """Whether `value` indexes anything with `mask` (then it is the selection path's to decline)."""
+    text = ctx.code(mask)
+    return any(isinstance(n, ast.Subscript) and ctx.code(n.slice) == text for n in ast.walk(value))
 
 
 def _target_and_value(statement: ast.Assign | ast.AugAssign) -> tuple[ast.expr | None, ast.expr]:
