@@ -1,0 +1,169 @@
+"""TabPFN's attention dispatch before its attention-backend registry: every attention call asks
+whether the FlashAttention-3 wheel is importable (`is_fa3_importable()` -> the `functools.cache`d
+`_load_fa3_func`, which tries `from flash_attn_interface import flash_attn_func`) before the cheap
+Hopper/dtype/head-dim/sequence-length gates, then falls back to torch SDPA. Dynamo ignores the cache
+wrapper, traces the import, fails on it and breaks the graph in every compiled attention stage
+("43 compiled fragments instead of 2 whole graphs").
+
+Source: https://github.com/PriorLabs/TabPFN/pull/1166 ("Add a test that enable_torch_compile does
+not break the graph": `graph breaks inside tabpfn code: ['fa3_backend.py::_load_fa3_func']`, fixed by
+https://github.com/PriorLabs/TabPFN/pull/1165), code from
+https://github.com/PriorLabs/TabPFN/blob/main/src/tabpfn/architectures/shared/fa3_backend.py
+(`_load_fa3_func`, `is_fa3_importable`, `_is_hopper`, `is_fa3_eligible`, `fa3_attn_func`) and
+src/tabpfn/architectures/shared/scaled_dot_product_attention.py (`_torch_sdpa`, reduced: no grid
+chunking). The model is one train/test attention layer with grouped KV heads.
+
+Breaks: `from flash_attn_interface import flash_attn_func` inside `_load_fa3_func` ("Failure when
+attempting to import"; the package is not installed), reached on every attention call.
+
+HAND: the probe is resolved once, when the module is imported (what TabPFN's registry now does with
+`FA3Backend.is_available()`); `functools.cache` already made it one import attempt per process, so
+the answer and the dispatch are the same; the compiled region only reads the cached result.
+
+Inductor note (torch 2.13 CPU): the original, compiled with inductor and run with gradients, works
+on a cold inductor cache and fails on a warm one (`RuntimeError: shape '[<garbage>, <garbage>, 16]'
+is invalid`, i.e. a cached artifact for the code resumed after the break reads wrong integer
+arguments); with `TORCHINDUCTOR_FX_GRAPH_CACHE=0` or `TORCHINDUCTOR_AUTOGRAD_CACHE=0` it always works.
+The hand rewrite (no break) is unaffected.
+"""
+import functools
+
+import torch
+from torch import nn
+
+KIND = "import"
+GRAD = True
+
+_HOPPER_COMPUTE_CAPABILITY_MAJOR = 9
+_FA3_SUPPORTED_HEAD_DIMS = frozenset({64, 96, 128, 192, 256})
+_FA3_MIN_SEQLEN_FOR_SPEEDUP = 10_000
+
+
+@functools.cache
+def _load_fa3_func():
+    """Lazily import ``flash_attn_interface.flash_attn_func``; ``None`` if missing."""
+    try:
+        from flash_attn_interface import flash_attn_func  # noqa: PLC0415
+    except ImportError:
+        return None
+    return flash_attn_func
+
+
+def is_fa3_importable() -> bool:
+    """True iff the FA3 Hopper Python package (``flash_attn_interface``) imports."""
+    return _load_fa3_func() is not None
+
+
+@functools.cache
+def _is_hopper(device: torch.device) -> bool:
+    if torch.version.hip is not None:
+        return False
+    if not torch.cuda.is_available() or device.type != "cuda":
+        return False
+    cap = torch.cuda.get_device_capability(device)
+    return cap[0] == _HOPPER_COMPUTE_CAPABILITY_MAJOR
+
+
+def is_fa3_eligible(device: torch.device, dtype: torch.dtype, head_dim: int) -> bool:
+    return (
+        device.type == "cuda"
+        and _is_hopper(device)
+        and dtype in (torch.float16, torch.bfloat16)
+        and head_dim in _FA3_SUPPORTED_HEAD_DIMS
+    )
+
+
+def fa3_attn_func(q, k, v):
+    fn = _load_fa3_func()
+    if fn is None:
+        raise RuntimeError(
+            "FA3 path requested but flash_attn_interface is not importable; "
+            "see fa3_setup.md (next to this file)."
+        )
+    return fn(q, k, v)
+
+
+def _torch_sdpa(q_BSHD, k_BSJD, v_BSJD):
+    msg = "SDPA expects (B, S, H, D); got tensor of shape"
+    assert q_BSHD.dim() == 4, f"{msg} q:{tuple(q_BSHD.shape)}"
+    assert k_BSJD.dim() == 4, f"{msg} k:{tuple(k_BSJD.shape)}"
+    assert v_BSJD.dim() == 4, f"{msg} v:{tuple(v_BSJD.shape)}"
+
+    q_BHSD = q_BSHD.permute(0, 2, 1, 3)
+    k_BJSD = k_BSJD.permute(0, 2, 1, 3)
+    v_BJSD = v_BSJD.permute(0, 2, 1, 3)
+    num_q_heads = q_BHSD.shape[-3]
+    num_kv_heads = k_BJSD.shape[-3]
+    if num_q_heads == num_kv_heads:
+        keys, values = k_BJSD, v_BJSD
+    else:
+        repeat = num_q_heads // num_kv_heads
+        keys = k_BJSD.repeat_interleave(repeat, dim=-3)
+        values = v_BJSD.repeat_interleave(repeat, dim=-3)
+    output_BHSD = torch.nn.functional.scaled_dot_product_attention(
+        q_BHSD.contiguous(), keys.contiguous(), values.contiguous(), attn_mask=None
+    )
+    return output_BHSD.permute(0, 2, 1, 3)
+
+
+def scaled_dot_product_attention(q_BSHD, k_BSJD, v_BSJD):
+    """FA3 when importable, eligible and long enough to pay off; torch SDPA otherwise."""
+    max_seq_len = max(q_BSHD.shape[1], k_BSJD.shape[1])
+    if (
+        is_fa3_importable()
+        and is_fa3_eligible(q_BSHD.device, q_BSHD.dtype, q_BSHD.shape[-1])
+        and max_seq_len >= _FA3_MIN_SEQLEN_FOR_SPEEDUP
+    ):
+        return fa3_attn_func(q_BSHD.contiguous(), k_BSJD.contiguous(), v_BSJD.contiguous())
+    return _torch_sdpa(q_BSHD, k_BSJD, v_BSJD)
+
+
+class TrainTestAttention(nn.Module):
+    """Items attend to the training items (test rows to train rows, train rows to themselves)."""
+
+    def __init__(self, emsize=16, nhead=4, nhead_kv=2):
+        super().__init__()
+        self.nhead, self.nhead_kv, self.d_k = nhead, nhead_kv, emsize // nhead
+        self.q_proj = nn.Linear(emsize, nhead * self.d_k, bias=False)
+        self.kv_proj = nn.Linear(emsize, 2 * nhead_kv * self.d_k, bias=False)
+        self.out_proj = nn.Linear(nhead * self.d_k, emsize, bias=False)
+        self.norm = nn.LayerNorm(emsize)
+
+    def forward(self, x_BSE, single_eval_pos):
+        b, s, _ = x_BSE.shape
+        x_train = x_BSE[:, :single_eval_pos]
+        q = self.q_proj(x_BSE).view(b, s, self.nhead, self.d_k)
+        kv = self.kv_proj(x_train).view(b, single_eval_pos, 2, self.nhead_kv, self.d_k)
+        out = scaled_dot_product_attention(q, kv[:, :, 0], kv[:, :, 1])
+        out = self.out_proj(out.reshape(b, s, self.nhead * self.d_k))
+        return self.norm(x_BSE + out)
+
+
+class TinyTabPFNLayerStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([TrainTestAttention(), TrainTestAttention(nhead_kv=4)])
+
+    def forward(self, x_BSE, single_eval_pos):
+        for layer in self.layers:
+            x_BSE = layer(x_BSE, single_eval_pos)
+        return x_BSE
+
+
+def make():
+    torch.manual_seed(0)
+    return TinyTabPFNLayerStack()
+
+
+def inputs():
+    torch.manual_seed(0)
+    return [
+        (torch.randn(1, 6, 16), 4),
+        (torch.randn(2, 10, 16), 7),
+        (torch.randn(3, 3, 16), 1),      # one training row
+        (torch.randn(1, 5, 16), 5),      # no test rows
+        (torch.randn(2, 8, 16), 2),
+        (torch.randn(4, 4, 16), 3),
+        (torch.randn(1, 12, 16), 9),
+        (torch.randn(2, 2, 16), 1),
+    ]
