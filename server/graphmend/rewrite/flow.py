@@ -180,12 +180,18 @@ def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     temporary that a loop's body assigns and then reads (kornia's `_erosion_to_fill` in
     `if to_norm.any():`) is read on the next iteration only after it is assigned again."""
     function = ctx.function_of(stmt)
-    for parent, block, index in _outward(ctx, stmt):
+    outward = list(_outward(ctx, stmt))
+    for parent, _, _ in outward:
+        if isinstance(parent, (ast.Try, ast.TryStar)) and _reads([*parent.handlers, *parent.finalbody], name):
+            return True  # an exception on the way may run an except handler or finally block that reads it
+    for parent, block, index in outward:
         use = _first_use(block[index + 1 :], name)
         if use != _OPEN:
             return use == _READ
-        if isinstance(parent, (ast.Try, ast.TryStar, ast.With, ast.AsyncWith)) and _reads([parent], name):
-            return True  # an except handler or finally block, or the context's exit
+        if isinstance(parent, (ast.Try, ast.TryStar)) and block is parent.body:
+            use = _first_use(parent.orelse, name)  # a try's else runs after its body
+            if use != _OPEN:
+                return use == _READ
         if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
             if isinstance(parent, ast.While) and _reads([parent.test], name):
                 return True
