@@ -25,6 +25,13 @@ CASES = [
     ("read by a while test", "t = x\nwhile t.dim() > 5:\n    t = x * 2  # here\n    x = t\nreturn x", True),
     ("read by a finally block", "try:\n    t = x * 2  # here\n    t = x\nfinally:\n    print(t)\nreturn x", True),
     ("read by a closure", "t = x * 2  # here\nf = lambda: t\nt = x\nreturn f()", True),
+    ("a break in an inner block skips an outer reassignment", "for i in range(3):\n    if x.sum() > 0:\n        t = x * i  # here\n        if i:\n            break\n    t = x\nreturn t", True),
+    ("an exception inside a try skips the reassignment", "t = x\ntry:\n    if x.sum() > 0:\n        t = x * 2  # here\n        if x.dim():\n            raise ValueError\n    t = x - 3\nexcept ValueError:\n    pass\nreturn t", True),
+    ("a suppressing with skips the reassignment", "t = x\nwith contextlib.suppress(RuntimeError):\n    t = x * 2  # here\n    t = x.view(-1, 7)\nreturn t", True),
+    ("augmented assignment reads", "t = x * 2  # here\nt += 1\nreturn x", True),
+    ("del reads", "t = x * 2  # here\ndel t\nreturn x", True),
+    ("a closure defined before", "g = lambda: t\nt = x * 2  # here\nt = x\nreturn g()", True),
+    ("read in a finally after an except body", "try:\n    y = x.view(-1)\nexcept RuntimeError:\n    t = x * 2  # here\n    t = x\nfinally:\n    print(t)\nreturn x", True),
     ("read after the loop", "for i in range(3):\n    t = x * i  # here\nreturn t", True),
 ]
 
@@ -32,7 +39,7 @@ CASES = [
 @pytest.mark.parametrize(("body", "read"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_a_value_is_live_exactly_where_a_path_reads_it_before_it_is_assigned_again(body: str, read: bool) -> None:
     indented = "".join(f"    {line}\n" for line in body.splitlines())
-    source = f"import torch\n\n\n@torch.compile\ndef f(x):\n{indented}"
+    source = f"import contextlib\nimport torch\n\n\n@torch.compile\ndef f(x):\n{indented}"
     result = analyze_detailed(source, "case.py", keep_facts=True)
     ctx = FixContext(result)
     marked = next(number for number, line in enumerate(source.splitlines(), 1) if line.endswith("# here"))

@@ -653,6 +653,8 @@ class Evaluator:
         holder = func.value
         if self.cls is None or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == self.self_name):
             return None
+        if _assigned_outside_init(self.cls, holder.attr):
+            return None  # `self.pe = Table()` in another method: the class `__init__` set may not be the one held
         kinds: set[Kind] = set()
         for name in self.cls.attr_classes.get(holder.attr, ()):
             info = self.index.classes.get(name)
@@ -948,3 +950,16 @@ def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassIn
             return Kind.UNKNOWN
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return found if found is not None else Kind.UNKNOWN
+
+
+def _assigned_outside_init(cls: ClassInfo, attr: str) -> bool:
+    """Whether a method of `cls` other than `__init__` assigns `self.<attr>` (or `setattr`s it)."""
+    for method in cls.methods.values():
+        if method.name == "__init__":
+            continue
+        for node in ast.walk(method):
+            if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, (ast.Store, ast.Del)):
+                return True
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return True
+    return False

@@ -118,10 +118,24 @@ class FunctionWalker:
             scope = next((s for s in scope.body if isinstance(s, ast.FunctionDef) and s.name == name), None) if scope is not None else None
         if scope is None:
             return
-        for statement in scope.body:
-            if isinstance(statement, ast.FunctionDef) and statement is not self.function and not statement.decorator_list:
-                if statement.name not in self.evaluator.env:
-                    self._nested.setdefault(statement.name, (statement, {}))
+        # names the wrapper binds itself (`update = noop`, `global update`) are not the siblings
+        rebound = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        rebound |= {name for n in ast.walk(self.function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        defined: dict[str, list[ast.stmt]] = {}
+        for statement in scope.body:  # every binding of a name in the decorator: one def, or none is walked
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = {statement.name}
+            else:
+                names = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+            for name in names:
+                defined.setdefault(name, []).append(statement)
+        for name, statements in defined.items():
+            statement = statements[0]
+            if len(statements) != 1 or not isinstance(statement, ast.FunctionDef) or statement is self.function:
+                continue
+            if statement.decorator_list or name in rebound or name in self.evaluator.env:
+                continue
+            self._nested[name] = (statement, {})
 
     def _module_constructor_breaks(self) -> None:
         """A module's `__init__` run from compiled code: once anything in it breaks, dynamo cannot
@@ -627,7 +641,7 @@ class FunctionWalker:
             and self._super_init is None
         ):
             self._super_init = call
-        if self._nested:
+        if self._nested and self.qualname(func) not in DISABLE_FUNCTIONS:  # `disable(helper)(x)` runs it eagerly
             for used in (call.func, *call.args, *(k.value for k in call.keywords)):
                 if isinstance(used, ast.Name) and used.id in self._nested:
                     # called here: its parameters get this call's argument kinds (`pick(x, x > 0)`

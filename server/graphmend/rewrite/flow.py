@@ -123,9 +123,13 @@ def _outward(ctx: FixContext, stmt: ast.stmt) -> Iterator[tuple[ast.AST, list[as
 
 
 def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
+    """Whether `nodes` may read `name`: a load, `del name` (it fails where the name is unbound), an
+    augmented assignment (`name += 1` reads first), or a closure that mentions it."""
     for root in nodes:
         for node in ast.walk(root):
-            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Load, ast.Del)):
+                return True
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
                 return True
             if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef)) and node is not root:
                 # a closure may read it whenever it is called
@@ -174,20 +178,42 @@ def _own_statements(statement: ast.stmt) -> Iterator[ast.AST]:
         pending.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
+def _escapes(function: ast.AST, name: str) -> bool:
+    """`name` is declared global or nonlocal in `function`, or a function or lambda defined in it
+    mentions it: reads can happen anywhere then."""
+    for node in ast.walk(function):
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
+            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                return True
+    return False
+
+
 def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     """Whether the value `name` holds when `stmt` has run may be read (by later statements, or on
     the next loop iteration). A value every path assigns again before reading it is not: a
     temporary that a loop's body assigns and then reads (kornia's `_erosion_to_fill` in
     `if to_norm.any():`) is read on the next iteration only after it is assigned again."""
     function = ctx.function_of(stmt)
+    if function is None or _escapes(function, name):
+        return True
     outward = list(_outward(ctx, stmt))
-    for parent, _, _ in outward:
-        if isinstance(parent, (ast.Try, ast.TryStar)) and _reads([*parent.handlers, *parent.finalbody], name):
-            return True  # an exception on the way may run an except handler or finally block that reads it
+    # Inside a `try` or `with`, an exception (a `raise`, or the statement that would assign the name
+    # again) may resume after it with the value still there: only the cautious any-read answer holds.
+    guarded = any(isinstance(parent, (ast.Try, ast.TryStar, ast.ExceptHandler, ast.With, ast.AsyncWith)) for parent, _, _ in outward)
+    cautious = guarded  # also once a `break`/`continue` met on the way may skip an outer assignment
     for parent, block, index in outward:
-        use = _first_use(block[index + 1 :], name)
+        rest = block[index + 1 :]
+        use = (_READ if _reads(rest, name) else _OPEN) if cautious else _first_use(rest, name)
         if use != _OPEN:
             return use == _READ
+        cautious = cautious or any(isinstance(n, _JUMPS) for statement in rest for n in _own_statements(statement))
+        if guarded and (isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) or isinstance(parent, (ast.Try, ast.TryStar, ast.ExceptHandler))):
+            owner = ctx.parent(parent) if isinstance(parent, ast.ExceptHandler) else parent
+            if _reads([owner] if owner is not None else [], name):
+                return True  # its other blocks (handlers, else, finally), or the loop again
+            continue
         if isinstance(parent, (ast.Try, ast.TryStar)) and block is parent.body:
             use = _first_use(parent.orelse, name)  # a try's else runs after its body
             if use != _OPEN:
@@ -374,7 +400,7 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
                         return node
                 if not in_try and _rebinds_to_new_tensor(ctx, statement, name):
                     break
-            for statement in parent.orelse:
+            for statement in parent.orelse + ([parent.test] if isinstance(parent, ast.While) else []):  # type: ignore[operator]
                 for node in ast.walk(statement):
                     if changes_in_place(node, name):
                         return node

@@ -15,9 +15,12 @@ The value may also be elementwise arithmetic on one such selection and Python nu
 (`out[m] = src[m] * scale + 1`): `+ - *` and division by a number are correctly rounded per
 element, so computing them on every element and keeping the selected ones gives the same values;
 their derivative is a finite constant, so the zero gradient `where` sends the unselected elements
-stays zero. So may functions that are exact per element on every path, vectorised or not:
-`abs`, `sign`, `floor`, `ceil`, `trunc`, `relu` (their derivative is finite everywhere, 0 at NaN
-and infinities included) and `sqrt` (correctly rounded by IEEE 754), whose argument must be the
+stays zero. So may functions that give the same bits per element on every path, vectorised or
+not: `abs`, `sign`, `floor`, `ceil`, `trunc`, `relu` (their derivative is finite everywhere, 0 at
+NaN and infinities included) and `sqrt` (eager CPU's vectorised sqrt is not correctly rounded, but
+a review measured the same bits on a whole tensor and on a gathered selection at every position;
+under inductor, which rounds it correctly, the fixed code may differ from the original's eager
+fallback in the last bit, as any code a fix brings into the graph may), whose argument must be the
 selection itself: it is taken of `torch.where(m, src, 1)`, so an unselected negative or NaN element
 sends no NaN into the gradient (`ret[m] = torch.sqrt(x[m])`, pytorch3d's `_sqrt_positive_part`).
 Division *by* a tensor, two tensors, and other functions (`exp`, whose vectorised and scalar paths
