@@ -209,7 +209,7 @@ def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
         if use != _OPEN:
             return use == _READ
         cautious = cautious or any(isinstance(n, _JUMPS) for statement in rest for n in _own_statements(statement))
-        if guarded and (isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) or isinstance(parent, (ast.Try, ast.TryStar, ast.ExceptHandler))):
+        if guarded and isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.ExceptHandler)):
             owner = ctx.parent(parent) if isinstance(parent, ast.ExceptHandler) else parent
             if _reads([owner] if owner is not None else [], name):
                 return True  # its other blocks (handlers, else, finally), or the loop again
