@@ -400,8 +400,9 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
                         return node
                 if not in_try and _rebinds_to_new_tensor(ctx, statement, name):
                     break
-            for statement in parent.orelse + ([parent.test] if isinstance(parent, ast.While) else []):  # type: ignore[operator]
-                for node in ast.walk(statement):
+            again: list[ast.AST] = [*parent.orelse, *([parent.test] if isinstance(parent, ast.While) else [])]
+            for part in again:
+                for node in ast.walk(part):
                     if changes_in_place(node, name):
                         return node
     return None
