@@ -112,6 +112,8 @@ class ModuleIndex:
     global_instances: dict[str, str] = field(default_factory=dict)
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
     inferred_returns: dict[int, Kind] = field(default_factory=dict)
+    # (id(FunctionDef), n) -> which of the n elements its tuple `return`s give are masks (tensors._returned_elements)
+    inferred_elements: dict[tuple[int, int], tuple[Kind, ...] | None] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
     # FunctionDefs under compiler.disable(recursive=False): dynamo skips their frame but compiles

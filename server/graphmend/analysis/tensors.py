@@ -680,6 +680,26 @@ class Evaluator:
             cache[id(function)] = _inferred_return(self.index, function, cls)
         return cache[id(function)]
 
+    def _returned_elements(self, call: ast.Call, count: int) -> tuple[Kind, ...] | None:
+        """The kinds of the elements a call of an in-file function or of this class's method returns,
+        where every `return` of it is a tuple of `count` elements (YOLOX's `get_geometry_constraint`
+        ends `return anchor_filter, geometry_relation`); None otherwise."""
+        func = call.func
+        function: ast.FunctionDef | None = None
+        if isinstance(func, ast.Name) and func.id not in self.env:
+            function = self.index.functions.get(func.id)
+        elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == self.self_name and self.cls is not None:
+            function = self.index.method(self.cls, func.attr)
+        plain = function is not None and all(isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod") for d in function.decorator_list)
+        if function is None or not plain:
+            return None  # a decorator may change what a call gives
+        cache = self.index.inferred_elements
+        key = (id(function), count)
+        if key not in cache:
+            cache[key] = None  # a recursive helper asks again while this runs
+            cache[key] = _inferred_elements(self.index, function, self.index.owner.get(id(function)), count)
+        return cache[key]
+
     # -- binding --------------------------------------------------------------------------------
     def bind(self, target: ast.expr, kind: Kind | tuple, value: ast.expr | None) -> None:
         """Record the kinds of the names an assignment (or a `for` target) binds."""
@@ -696,6 +716,11 @@ class Evaluator:
             ):
                 for element, part in zip(elements, value.elts):
                     self.bind(element, self.kind(part), part)
+                return
+            elements_kinds = self._returned_elements(value, len(elements)) if isinstance(value, ast.Call) else None
+            if elements_kinds is not None:  # `mask, rest = self.constraint(...)`, whose returns are `mask, rest`
+                for element, element_kind_ in zip(elements, elements_kinds):
+                    self.bind(element, element_kind_, None)
                 return
             unpacked = unpack_kind(kind if isinstance(kind, Kind) else Kind.UNKNOWN)
             module_result = isinstance(value, ast.Call) and self.kind(value.func) is Kind.MODULE
@@ -950,6 +975,42 @@ def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassIn
             return Kind.UNKNOWN
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return found if found is not None else Kind.UNKNOWN
+
+
+def _inferred_elements(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None, count: int) -> tuple[Kind, ...] | None:
+    """Which elements of `function`'s returns are boolean tensors (masks), where every return is a
+    tuple of `count` plain elements (no starred) and the element is a boolean tensor on each; the
+    others unknown. None where a return is anything else or the function yields.
+
+    Only masks: the other elements' kinds come from locals followed in source order with control
+    flow ignored, and a call resolved to several classes (`self.self(...)` holding BigBird's full
+    or block-sparse attention) can hand them to parameters of another meaning; a mask is what a
+    caller indexes with or tests."""
+    positional = function.args.posonlyargs + function.args.args
+    bound = cls is not None and positional and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+    evaluator = Evaluator(index, {}, cls, positional[0].arg if bound else None)
+    masks: list[bool] | None = None
+    stack: list[ast.AST] = list(reversed(function.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            evaluator.bind(node.targets[0], evaluator.visit(node.value), node.value)
+            continue
+        if isinstance(node, ast.Return):
+            value = node.value
+            if not isinstance(value, ast.Tuple) or len(value.elts) != count or any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            here = [evaluator.visit(e) is Kind.BOOL for e in value.elts]
+            masks = here if masks is None else [a and b for a, b in zip(masks, here)]
+            continue
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return None
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    if masks is None or not any(masks):
+        return None
+    return tuple(Kind.BOOL if mask else Kind.UNKNOWN for mask in masks)
 
 
 def _assigned_outside_init(cls: ClassInfo, attr: str) -> bool:
