@@ -280,3 +280,33 @@ def test_a_mask_among_slices_the_check_rejects_runs_as_before(tmp_path: Path) ->
         for run in (rewritten, torch.compile(rewritten, backend="eager")):
             assert _outcome(run, args) == expected
     assert isinstance(_outcome(original, rejected[2]), tuple), "integer indices should pick rows"
+
+
+ROW_ADD_SOURCE = """import torch
+
+
+@torch.compile
+def f(base, labels, weight):
+    out = base.expand(3, 4) if base.dim() == 1 else base * 1
+    out[labels > 0] += weight
+    return base, out
+"""
+
+
+def test_an_add_through_a_mask_into_an_expanded_tensor_runs_as_before(tmp_path: Path) -> None:
+    """`index_put_` writes through an expanded tensor (with a deprecation warning); `copy_` would
+    refuse it: the check sends an expanded `out` to the original statement."""
+    (original, rewritten), _ = _pair(tmp_path, ROW_ADD_SOURCE, "_graphmend_mask_adds_rows(labels > 0, out, weight)")
+    cases = [
+        (torch.zeros(4), torch.tensor([1, -1, 1]), torch.ones(4)),  # expanded: the original writes through it
+        (torch.zeros(3, 4), torch.tensor([1, -1, 1]), torch.ones(1, 4)),  # plain: the where
+        (torch.zeros(3, 4, dtype=torch.float16), torch.tensor([1, -1, 1]), torch.ones(1, 4, dtype=torch.float16)),
+    ]
+    for args in cases:
+        torch._dynamo.reset()
+        with torch.no_grad():
+            expected = [t.clone() for t in original(*[a.clone() for a in args])]
+            for run in (rewritten, torch.compile(rewritten, backend="eager")):
+                torch._dynamo.reset()
+                got = run(*[a.clone() for a in args])
+                assert all(torch.equal(e, g) and e.dtype == g.dtype for e, g in zip(expected, got))

@@ -84,7 +84,8 @@ def {name}(mask, *values, arithmetic=""):
     `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` and `x[mask].sum()` is
     `torch.where(mask, x, 0).sum()`. With `arithmetic` ("integer": `+ - *` by ints, "floating":
     also floats and `/`), the dtype must be one such arithmetic keeps (not bool; floating), so the
-    value written has `out`'s dtype.
+    value written has `out`'s dtype. The first value (`out`) must not be expanded (a stride of 0 over
+    more than one element): `out[mask] = ...` writes through it, `out.copy_(...)` refuses.
 
     Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
     while tracing and costs no graph break; where it is False the original code runs.
@@ -95,6 +96,7 @@ def {name}(mask, *values, arithmetic=""):
         and mask.dtype == {torch}.bool
         and all(isinstance(v, {torch}.Tensor) and v.dtype == dtype for v in values)
         and all(v.shape == mask.shape and v.device == mask.device for v in values)
+        and all(stride != 0 or size <= 1 for stride, size in zip(values[0].stride(), values[0].shape))
         and (arithmetic != "integer" or dtype != {torch}.bool)
         and (arithmetic != "floating" or dtype.is_floating_point)
     )
@@ -124,10 +126,12 @@ def {name}(mask, out, value):
         and 0 < mask.dim() <= out.dim()
         and tuple(mask.shape) == tuple(out.shape[: mask.dim()])
         and out.dtype != {torch}.bool
+        and all(stride != 0 or size <= 1 for stride, size in zip(out.stride(), out.shape))
     ):
-        return False
+        return False  # (an expanded `out`: `index_put_` writes through it, `copy_` refuses)
     if type(value) in (int, float):
-        return type(value) is int or out.dtype.is_floating_point
+        # not into float16/bfloat16: compiled, the number would be added unrounded (65504 + ... vs inf)
+        return out.dtype not in ({torch}.float16, {torch}.bfloat16) and (type(value) is int or out.dtype.is_floating_point)
     if not isinstance(value, {torch}.Tensor) or value.dtype != out.dtype or value.device != out.device:
         return False
     row = tuple(out.shape[mask.dim() :])

@@ -136,6 +136,8 @@ class MaskedAssignFixer:
         to every selected row (SAM's prompt encoder) -> `out.copy_(torch.where(<mask spread over
         the rows>, out + value, out))` behind `_graphmend_mask_adds_rows`."""
         mask = target.slice
+        if isinstance(mask, (ast.Tuple, ast.Slice)) or isinstance(value, ast.Tuple):
+            raise DeclineError("not-a-statement", "only `out[mask] += value` with the mask as the whole index is rewritten")
         for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the added value", value)):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
         if _shares_a_line(ctx, statement):
