@@ -114,6 +114,8 @@ class ModuleIndex:
     inferred_returns: dict[int, Kind] = field(default_factory=dict)
     # (id(FunctionDef), n) -> which of the n elements its tuple `return`s give are masks (tensors._returned_elements)
     inferred_elements: dict[tuple[int, int], tuple[Kind, ...] | None] = field(default_factory=dict)
+    # id(ClassDef) -> the attributes its methods other than __init__ assign (None: it calls setattr)
+    set_outside_init: dict[int, frozenset[str] | None] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)
     disabled: set[int] = field(default_factory=set)  # id() of FunctionDefs under compiler.disable
     # FunctionDefs under compiler.disable(recursive=False): dynamo skips their frame but compiles

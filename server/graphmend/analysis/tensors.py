@@ -13,7 +13,7 @@ that inference and rule checks happen in the same single pass over the compiled 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from . import torch_api
@@ -653,7 +653,11 @@ class Evaluator:
         holder = func.value
         if self.cls is None or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == self.self_name):
             return None
-        if _assigned_outside_init(self.cls, holder.attr):
+        cache = self.index.set_outside_init
+        if id(self.cls.node) not in cache:
+            cache[id(self.cls.node)] = _set_outside_init(self.cls)
+        outside = cache[id(self.cls.node)]
+        if outside is None or holder.attr in outside:
             return None  # `self.pe = Table()` in another method: the class `__init__` set may not be the one held
         kinds: set[Kind] = set()
         for name in self.cls.attr_classes.get(holder.attr, ()):
@@ -950,13 +954,13 @@ def builtin_kind(name: str, arg_kinds: list[Kind]) -> Kind:
     return Kind.UNKNOWN
 
 
-def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None) -> Kind:
-    """The kind `function`'s returns agree on (see Evaluator.returned_kind): its own statements
-    in source order, each name's kind the last assignment's, control flow ignored."""
+def _returns_in_order(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None) -> Iterator[tuple[Evaluator, ast.Return | None]]:
+    """`function`'s own statements in source order, each name's kind the last assignment's,
+    control flow ignored: at each `return`, the evaluator and the return; at a `yield`, (evaluator,
+    None) (a generator returns no value its returns say)."""
     positional = function.args.posonlyargs + function.args.args
     bound = cls is not None and positional and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
     evaluator = Evaluator(index, {}, cls, positional[0].arg if bound else None)
-    found: Kind | None = None
     stack: list[ast.AST] = list(reversed(function.body))
     while stack:
         node = stack.pop()
@@ -966,14 +970,24 @@ def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassIn
             evaluator.bind(node.targets[0], evaluator.visit(node.value), node.value)
             continue
         if isinstance(node, ast.Return):
-            kind = evaluator.visit(node.value) if node.value is not None else Kind.NONE
-            if kind not in TENSOR_KINDS:
-                return Kind.UNKNOWN
-            found = kind if found is None else join(found, kind)
+            yield evaluator, node
             continue
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return Kind.UNKNOWN
+            yield evaluator, None
+            return
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None) -> Kind:
+    """The kind `function`'s returns agree on (see Evaluator.returned_kind), from `_returns_in_order`."""
+    found: Kind | None = None
+    for evaluator, returned in _returns_in_order(index, function, cls):
+        if returned is None:
+            return Kind.UNKNOWN
+        kind = evaluator.visit(returned.value) if returned.value is not None else Kind.NONE
+        if kind not in TENSOR_KINDS:
+            return Kind.UNKNOWN
+        found = kind if found is None else join(found, kind)
     return found if found is not None else Kind.UNKNOWN
 
 
@@ -986,41 +1000,28 @@ def _inferred_elements(index: ModuleIndex, function: ast.FunctionDef, cls: Class
     flow ignored, and a call resolved to several classes (`self.self(...)` holding BigBird's full
     or block-sparse attention) can hand them to parameters of another meaning; a mask is what a
     caller indexes with or tests."""
-    positional = function.args.posonlyargs + function.args.args
-    bound = cls is not None and positional and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
-    evaluator = Evaluator(index, {}, cls, positional[0].arg if bound else None)
     masks: list[bool] | None = None
-    stack: list[ast.AST] = list(reversed(function.body))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            evaluator.bind(node.targets[0], evaluator.visit(node.value), node.value)
-            continue
-        if isinstance(node, ast.Return):
-            value = node.value
-            if not isinstance(value, ast.Tuple) or len(value.elts) != count or any(isinstance(e, ast.Starred) for e in value.elts):
-                return None
-            here = [evaluator.visit(e) is Kind.BOOL for e in value.elts]
-            masks = here if masks is None else [a and b for a, b in zip(masks, here)]
-            continue
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+    for evaluator, returned in _returns_in_order(index, function, cls):
+        value = returned.value if returned is not None else None
+        if not isinstance(value, ast.Tuple) or len(value.elts) != count or any(isinstance(e, ast.Starred) for e in value.elts):
             return None
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        here = [evaluator.visit(e) is Kind.BOOL for e in value.elts]
+        masks = here if masks is None else [a and b for a, b in zip(masks, here)]
     if masks is None or not any(masks):
         return None
     return tuple(Kind.BOOL if mask else Kind.UNKNOWN for mask in masks)
 
 
-def _assigned_outside_init(cls: ClassInfo, attr: str) -> bool:
-    """Whether a method of `cls` other than `__init__` assigns `self.<attr>` (or `setattr`s it)."""
+def _set_outside_init(cls: ClassInfo) -> frozenset[str] | None:
+    """The attributes a method of `cls` other than `__init__` assigns or deletes on some object
+    (`self.pe = Table()`), or None where one calls `setattr` (any of them, then)."""
+    names: set[str] = set()
     for method in cls.methods.values():
         if method.name == "__init__":
             continue
         for node in ast.walk(method):
-            if isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, (ast.Store, ast.Del)):
-                return True
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
-                return True
-    return False
+            if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.attr)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+                return None
+    return frozenset(names)

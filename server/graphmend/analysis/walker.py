@@ -119,8 +119,12 @@ class FunctionWalker:
         if scope is None:
             return
         # names the wrapper binds itself (`update = noop`, `global update`) are not the siblings
-        rebound = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-        rebound |= {name for n in ast.walk(self.function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        rebound: set[str] = set()
+        for node in ast.walk(self.function):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                rebound.add(node.id)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                rebound.update(node.names)
         defined: dict[str, list[ast.stmt]] = {}
         for statement in scope.body:  # every binding of a name in the decorator: one def, or none is walked
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from ..analysis.symbols import bound_names
 from .aliasing import is_fresh
 from .context import FixContext
+from .py_types import nodes_in_scope
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
@@ -165,17 +166,8 @@ def _first_use(statements: list[ast.stmt], name: str) -> str:
                 return _KILLED
         elif _reads([statement], name):
             return _READ
-        jumped = jumped or any(isinstance(n, _JUMPS) for n in _own_statements(statement))
+        jumped = jumped or any(isinstance(n, _JUMPS) for n in nodes_in_scope([statement]))
     return _OPEN
-
-
-def _own_statements(statement: ast.stmt) -> Iterator[ast.AST]:
-    """The nodes of `statement`, not those of functions or classes defined in it."""
-    pending: list[ast.AST] = [statement]
-    while pending:
-        node = pending.pop()
-        yield node
-        pending.extend(n for n in ast.iter_child_nodes(node) if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)))
 
 
 def _escapes(function: ast.AST, name: str) -> bool:
@@ -196,7 +188,7 @@ def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
     temporary that a loop's body assigns and then reads (kornia's `_erosion_to_fill` in
     `if to_norm.any():`) is read on the next iteration only after it is assigned again."""
     function = ctx.function_of(stmt)
-    if function is None or _escapes(function, name):
+    if function is None or ctx.remember(("escapes", id(function), name), lambda: _escapes(function, name)):
         return True
     outward = list(_outward(ctx, stmt))
     # Inside a `try` or `with`, an exception (a `raise`, or the statement that would assign the name
@@ -208,7 +200,7 @@ def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
         use = (_READ if _reads(rest, name) else _OPEN) if cautious else _first_use(rest, name)
         if use != _OPEN:
             return use == _READ
-        cautious = cautious or any(isinstance(n, _JUMPS) for statement in rest for n in _own_statements(statement))
+        cautious = cautious or any(isinstance(n, _JUMPS) for n in nodes_in_scope(rest))
         if guarded and isinstance(parent, (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.TryStar, ast.ExceptHandler)):
             owner = ctx.parent(parent) if isinstance(parent, ast.ExceptHandler) else parent
             if _reads([owner] if owner is not None else [], name):

@@ -11,7 +11,7 @@ of those types. Anything else is unknown (None) and the fixer declines or format
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
@@ -273,7 +273,13 @@ def _is_shape(ctx: FixContext, expr: ast.expr) -> bool:
 
 def own_nodes(function: Function) -> Iterator[ast.AST]:
     """The nodes of a function's body, without descending into nested functions, classes, lambdas."""
-    stack: list[ast.AST] = list(function.body)
+    return nodes_in_scope(function.body)
+
+
+def nodes_in_scope(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """`roots` and the nodes under them, without descending into functions, classes and lambdas
+    defined there (their own nodes run in another scope, or never)."""
+    stack: list[ast.AST] = list(roots)
     while stack:
         node = stack.pop()
         yield node

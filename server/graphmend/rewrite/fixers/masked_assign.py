@@ -51,7 +51,7 @@ import textwrap
 
 import libcst as cst
 
-from ...findings import Finding
+from ...findings import Edit, Finding
 from ..compile_checks import MASK_ADDS_ROWS, MASK_SELECTS_ALIKE, SPREAD_MASK, call_text, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -104,23 +104,8 @@ class MaskedAssignFixer:
         torch = ctx.torch_name()
         arguments = [mask_text, ctx.code(target.value), ctx.code(selection.value)] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
         check = call_text(MASK_SELECTS_ALIKE, *arguments)
-        if _shares_a_line(ctx, statement):
-            raise DeclineError("several-statements", "the line holds more than one statement")
-        line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
-        assert isinstance(line, cst.SimpleStatementLine)
-        original = ctx.render(function, line.with_changes(leading_lines=[]))
-        code = f"if {check}:\n    {out}.copy_({torch}.where({mask_text}, {selected}, {out}))\nelse:\n" + textwrap.indent(original, "    ")
-        try:
-            new_statements = list(cst.parse_module(code).body)
-        except cst.ParserSyntaxError as exc:  # a bug in this fixer: never write code that does not parse
-            raise DeclineError("generated-code", f"the generated code does not parse ({exc.message})") from exc
-        new_statements[0] = new_statements[0].with_changes(leading_lines=line.leading_lines)
-        helpers = helper_edits(ctx, MASK_SELECTS_ALIKE)  # with `import torch` first where the module lacks it
-        import_edit = None if helpers else ctx.import_edit()
-        edits = [ctx.rewrite(function, {line: cst.FlattenSentinel(new_statements)}), *helpers]
-        if import_edit is not None:
-            edits.append(import_edit)
-        return Fix(finding, TITLE, Safety.SAFE, tuple(edits))
+        edits = _guarded(ctx, function, statement, check, f"{out}.copy_({torch}.where({mask_text}, {selected}, {out}))", (MASK_SELECTS_ALIKE,))
+        return Fix(finding, TITLE, Safety.SAFE, edits)
 
 
     def _plan_row_add(
@@ -140,29 +125,44 @@ class MaskedAssignFixer:
             raise DeclineError("not-a-statement", "only `out[mask] += value` with the mask as the whole index is rewritten")
         for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the added value", value)):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
-        if _shares_a_line(ctx, statement):
-            raise DeclineError("several-statements", "the line holds more than one statement")
-        out, mask_text, value_text = ctx.atom(target.value), ctx.code(mask), ctx.code(value)
-        torch = ctx.torch_name()
+        out, mask_text, written = ctx.atom(target.value), ctx.code(mask), ctx.code(target.value)
+        check = call_text(MASK_ADDS_ROWS, mask_text, written, ctx.code(value))
+        spread = call_text(SPREAD_MASK, mask_text, written, "0")
         operator = _OPERATORS[type(statement.op)]
-        check = call_text(MASK_ADDS_ROWS, mask_text, ctx.code(target.value), value_text)
-        spread = call_text(SPREAD_MASK, mask_text, ctx.code(target.value), "0")
-        line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
-        assert isinstance(line, cst.SimpleStatementLine)
-        original = ctx.render(function, line.with_changes(leading_lines=[]))
-        code = f"if {check}:\n    {out}.copy_({torch}.where({spread}, {out} {operator} {ctx.atom(value)}, {out}))\nelse:\n" + textwrap.indent(original, "    ")
-        try:
-            new_statements = list(cst.parse_module(code).body)
-        except cst.ParserSyntaxError as exc:  # a bug in this fixer: never write code that does not parse
-            raise DeclineError("generated-code", f"the generated code does not parse ({exc.message})") from exc
-        new_statements[0] = new_statements[0].with_changes(leading_lines=line.leading_lines)
-        helpers = [*helper_edits(ctx, MASK_ADDS_ROWS), *helper_edits(ctx, SPREAD_MASK)]
-        edits = [ctx.rewrite(function, {line: cst.FlattenSentinel(new_statements)}), *helpers]
-        import_edit = None if helpers else ctx.import_edit()
-        if import_edit is not None:
-            edits.append(import_edit)
+        replacement = f"{out}.copy_({ctx.torch_name()}.where({spread}, {out} {operator} {ctx.atom(value)}, {out}))"
+        edits = _guarded(ctx, function, statement, check, replacement, (MASK_ADDS_ROWS, SPREAD_MASK))
         title = ROW_ADD_TITLE if _is_number(ctx, value) else ROW_ADD_TITLE + ROW_ADD_GRADIENT
-        return Fix(finding, title, Safety.SAFE, tuple(edits))
+        return Fix(finding, title, Safety.SAFE, edits)
+
+
+def _guarded(
+    ctx: FixContext,
+    function: ast.FunctionDef | ast.AsyncFunctionDef,
+    statement: ast.stmt,
+    check: str,
+    replacement: str,
+    helpers: tuple[str, ...],
+) -> tuple[Edit, ...]:
+    """The edits that put `if <check>: <replacement> else: <the statement as it was>` in place of
+    `statement`, with the predicates `helpers` defined in the module (and `import torch` where it
+    lacks one)."""
+    if _shares_a_line(ctx, statement):
+        raise DeclineError("several-statements", "the line holds more than one statement")
+    line = ctx.cst_node(function, statement, cst.SimpleStatementLine)
+    assert isinstance(line, cst.SimpleStatementLine)
+    original = ctx.render(function, line.with_changes(leading_lines=[]))
+    code = f"if {check}:\n    {replacement}\nelse:\n" + textwrap.indent(original, "    ")
+    try:
+        new_statements = list(cst.parse_module(code).body)
+    except cst.ParserSyntaxError as exc:  # a bug in this fixer: never write code that does not parse
+        raise DeclineError("generated-code", f"the generated code does not parse ({exc.message})") from exc
+    new_statements[0] = new_statements[0].with_changes(leading_lines=line.leading_lines)
+    helper_texts = [edit for name in helpers for edit in helper_edits(ctx, name)]  # `import torch` first where the module lacks it
+    edits = [ctx.rewrite(function, {line: cst.FlattenSentinel(new_statements)}), *helper_texts]
+    import_edit = None if helper_texts else ctx.import_edit()
+    if import_edit is not None:
+        edits.append(import_edit)
+    return tuple(edits)
 
 
 def _selects_with(ctx: FixContext, value: ast.expr, mask: ast.expr) -> bool:
