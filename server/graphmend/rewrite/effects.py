@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..analysis.kinds import Kind
 from .context import FixContext
 from .model import DeclineError
+from .py_types import own_nodes
 
 # Qualified callees that only write output, with the word a fix title uses for them.
 EFFECT_FUNCTIONS: dict[str, str] = {
@@ -29,6 +30,19 @@ EFFECT_FUNCTIONS: dict[str, str] = {
     "logging.fatal": "log",
     "logging.log": "log",
     "warnings.warn": "warning",
+    # experiment trackers: one record per call, nothing the caller reads back
+    "wandb.log": "metric",
+    "mlflow.log_metric": "metric",
+    "mlflow.log_metrics": "metric",
+}
+# Objects that only record metrics, by the last name of what makes them, with the methods that
+# add one record and return nothing the caller reads: detectron2's `get_event_storage()` (the
+# running trainer's EventStorage) and TensorBoard's `SummaryWriter` (torch.utils.tensorboard,
+# tensorboardX). A method call on one made in the function (`storage = get_event_storage()`) is
+# an effect only where that assignment moves into the op with it: the object cannot be passed.
+METRIC_RECORDERS: dict[str, frozenset[str]] = {
+    "get_event_storage": frozenset({"put_scalar", "put_scalars", "put_histogram"}),
+    "SummaryWriter": frozenset({"add_scalar", "add_scalars", "add_histogram", "add_text"}),
 }
 # Methods of a module-level logger that emit one record (transformers adds the *_once variants,
 # which keep their own memory of what was emitted: still once per process after the move).
@@ -44,7 +58,7 @@ CALLER_KEYWORDS = frozenset({"exc_info", "stack_info", "stacklevel"})
 class EffectCall:
     """One effect call found in a block: what it does, and the callee's source (for titles)."""
 
-    what: str  # "print", "log", "warning", "check"
+    what: str  # "print", "log", "warning", "metric", "check"
     callee: str
 
 
@@ -88,6 +102,8 @@ def _effect_call(ctx: FixContext, call: ast.Call, local: set[str]) -> EffectCall
         if rooted_in_local or not isinstance(func.value, ast.Name):
             raise DeclineError("local-logger", f"`{ctx.code(func.value)}` is not a module-level logger, so the op cannot reach it")
         what = "log"
+    if what is None and isinstance(func, ast.Attribute) and _records_metrics(ctx, func, local):
+        what = "metric"
     if what is None:
         if isinstance(func, ast.Attribute) and func.attr == "exception" and ctx.kind(func.value) is Kind.LOGGER:
             raise DeclineError("log-caller-info", "`logger.exception` logs the exception being handled, which the op cannot see")
@@ -97,6 +113,45 @@ def _effect_call(ctx: FixContext, call: ast.Call, local: set[str]) -> EffectCall
     if what == "warning" and _stacklevel(call) != 1:
         raise DeclineError("warn-stacklevel", "`warnings.warn(stacklevel=...)` attributes the warning to a caller, which the op cannot see")
     return EffectCall(what, callee)
+
+
+def _records_metrics(ctx: FixContext, method: ast.Attribute, local: set[str]) -> bool:
+    """`get_event_storage().put_scalar`, `storage.put_scalar` with `storage` assigned once in the
+    function from `get_event_storage()`, or `writer.add_scalar` with a module-level `writer =
+    SummaryWriter(...)`: a method that adds one record to an object that only records."""
+    receiver = method.value
+    if isinstance(receiver, ast.Name):
+        made = _made_by(ctx, receiver.id, local, method)
+        receiver = made if made is not None else receiver
+    return isinstance(receiver, ast.Call) and method.attr in METRIC_RECORDERS.get(_factory(ctx, receiver), frozenset())
+
+
+def makes_metric_recorder(ctx: FixContext, value: ast.expr) -> bool:
+    """`get_event_storage()`, `SummaryWriter(...)`: a call that gives an object that only records."""
+    return isinstance(value, ast.Call) and _factory(ctx, value) in METRIC_RECORDERS
+
+
+def _factory(ctx: FixContext, call: ast.Call) -> str:
+    return (ctx.qualname(call.func) or ctx.code(call.func)).rsplit(".", 1)[-1]
+
+
+def _made_by(ctx: FixContext, name: str, local: set[str], use: ast.AST) -> ast.expr | None:
+    """The value of the only binding of `name`, when it is a plain `name = <value>`: in the
+    function holding `use` when the name is local to it, else among the module's statements."""
+    if name in local:
+        function = ctx.function_of(use)
+        if function is None:
+            return None
+        statements: list[ast.AST] = list(own_nodes(function))
+    else:
+        statements = list(ctx.tree.body)
+    stores = [n for s in statements for n in ([s] if name in local else ast.walk(s)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name]
+    assignments = [
+        s for s in statements if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name
+    ]
+    if len(stores) != 1 or len(assignments) != 1:
+        return None
+    return assignments[0].value
 
 
 def _stacklevel(call: ast.Call) -> int | None:

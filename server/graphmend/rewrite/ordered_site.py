@@ -29,7 +29,7 @@ import libcst as cst
 from ..analysis.kinds import TENSOR_KINDS, Kind
 from ..quoting import excerpt
 from .context import FixContext
-from .effects import EFFECT_FUNCTIONS
+from .effects import EFFECT_FUNCTIONS, METRIC_RECORDERS
 from .model import DeclineError
 from .purity import check_pure
 from .py_types import STR, TEXT, VALUE, Function, PyType, own_nodes, stored_names, value_type
@@ -154,9 +154,11 @@ class _Lifter:
         """print / log / warn: which arguments are only formatted (passed as text)."""
         self.callee(call.func, conditional)
         name = self.ctx.qualname(call.func)
-        what = EFFECT_FUNCTIONS.get(name or "", "log")
+        what = EFFECT_FUNCTIONS.get(name or "", "metric" if self.records_metrics(call) else "log")
         text_positions: set[int] = set()
-        if what == "print":
+        if what == "metric":
+            pass  # recorded values, not text: each is passed as itself
+        elif what == "print":
             text_positions = set(range(len(call.args)))
         elif what == "log":
             first = 1 if name == "logging.log" else 0  # logging.log(level, msg, *args)
@@ -171,6 +173,12 @@ class _Lifter:
             if keyword.arg is None:
                 raise DeclineError("starred-argument", "`**kwargs` in the call: the op needs each argument on its own")
             self.expr(keyword.value, conditional)
+
+    @staticmethod
+    def records_metrics(call: ast.Call) -> bool:
+        """A metric recorder's method (effects.py decided the call is an effect; the names of
+        those methods and of logger methods do not overlap)."""
+        return isinstance(call.func, ast.Attribute) and any(call.func.attr in methods for methods in METRIC_RECORDERS.values())
 
     def percent_text_args(self, call: ast.Call, first: int) -> set[int]:
         """Arguments a literal `%` format string formats with %s (the others need their values)."""
@@ -445,6 +453,7 @@ def build_site(
     prelude: list[ast.Assign] | None = None,
     calls_as_values: bool = False,
     head: int = 0,
+    following: list[ast.stmt] | None = None,
 ) -> Site:
     """The parameters and body of the function that replaces `block`. With `peel`, `block` is an
     `if A and ... and T: ...` whose first `peel` conditions are plain Python: they stay in the
@@ -453,13 +462,16 @@ def build_site(
     moved with it, so the number is computed inside the op where the original computed it.
     `calls_as_values`: `block` calls a check function (check_functions.py), whose arguments are
     values it tests, not text it formats. `head`: `block` is an `if` of which only the test and the
-    first `head` statements of the body move (the rest stays under a copy of the test)."""
+    first `head` statements of the body move (the rest stays under a copy of the test).
+    `following`: reports right after `block` that read what the prelude computes; they move too."""
     prelude = prelude or []
+    following = following or []
     prelude_names = {t.id for a in prelude for t in a.targets if isinstance(t, ast.Name)}
     local = local_names(ctx, function) - prelude_names
-    for statement in [*prelude, block]:
+    for statement in [*prelude, block, *following]:
         _check_movable(ctx, statement, function)
     lifter = _Lifter(ctx, function, block, local, calls_as_values)
+    lifter.taken |= prelude_names | {n.id for s in following for n in ast.walk(s) if isinstance(n, ast.Name)}
     for assignment in prelude:
         lifter.expr(assignment.value, conditional=False)
     if head:
@@ -478,10 +490,13 @@ def build_site(
             lifter.statement(statement, conditional=True)
     else:
         lifter.statement(block, conditional=False)
+    for statement in following:
+        lifter.statement(statement, conditional=False)
     if ctx.decide_only:
         return Site(lifter.params, "")  # every precondition is checked by now: the text is not needed
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
-    return Site(lifter.params, body + _render(ctx, function, block, lifter, peel, head))
+    body += _render(ctx, function, block, lifter, peel, head)
+    return Site(lifter.params, body + "".join(_render(ctx, function, statement, lifter, 0) for statement in following))
 
 
 def conjuncts(node: cst.BaseExpression, top: bool = True) -> list[cst.BaseExpression]:

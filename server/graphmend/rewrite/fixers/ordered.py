@@ -8,6 +8,11 @@ text is printed and logged the same number of times, and a failed check raises t
 exception with the same message. A break inside a function that only checks or reports
 (check_functions.py) moves each call of that function in the file instead.
 
+Metric records count as reports (effects.py: detectron2's `get_event_storage().put_scalar`, a
+module-level TensorBoard writer, `wandb.log`): training code reads numbers with `.item()` only to
+record them, and those assignments, the recorder's lookup and the reports in a row that read
+them move into one op together (`_prelude`, `_following_reports`).
+
 Declines (each with a fixture in tests/fixtures/declines/): what is not only reporting or
 checking; loggers that are not module-level names; `warnings.warn(stacklevel>1)`,
 `logger.exception`, `exc_info`/`stack_info`/`stacklevel` (they read the caller's frame or the
@@ -29,7 +34,7 @@ from ...findings import Finding
 from ...quoting import excerpt
 from ..check_functions import call_statements, check_function_reason, is_check_like
 from ..context import FixContext
-from ..effects import EffectCall, effect_of
+from ..effects import EffectCall, effect_of, makes_metric_recorder
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
@@ -74,7 +79,14 @@ class OrderedEffectFixer:
         if head:  # `if t: warn(...); x = f(x)`: the test and the reports move, the rest stays
             block = ctx.parent(block)  # type: ignore[assignment]
             effects = [e for s in block.body[:head] for e in effect_of(ctx, s, local) or []]  # type: ignore[attr-defined]
-        prelude = _prelude(ctx, function, block)
+        # `storage.put_scalar(a); storage.put_scalar(b)` after the assignments of `storage`, `a`, `b`:
+        # the reports that follow and read what the moved assignments compute move with them
+        following = [] if head or not isinstance(block, ast.Expr) else _following_reports(ctx, block, local)
+        prelude = _prelude(ctx, function, block, following)
+        bound = {name for a in prelude for name in [_single_name(a)] if name is not None}
+        while following and not _reads(following[-1], bound):
+            following.pop()
+        effects = effects + [e for s in following for e in effect_of(ctx, s, local) or []]
         if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in ast.walk(block)):
             raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than compute what a report or check reads")
         peel = 0 if head else _python_prefix(ctx, block)
@@ -82,11 +94,11 @@ class OrderedEffectFixer:
             _check_no_state_change(ctx, function, block, local)
             _check_nothing_later_fails_on_values(ctx, function, block)
         try:
-            site = build_site(ctx, function, block, peel, prelude, head=head)
+            site = build_site(ctx, function, block, peel, prelude, head=head, following=following)
         except DeclineError:
             if not prelude or any(stmt is a for a in prelude):
                 raise
-            prelude = []  # the block alone still moves; the assignment before it keeps its break
+            prelude, following = [], []  # the block alone still moves; the assignment before it keeps its break
             site = build_site(ctx, function, block, peel, head=head)
         if ctx.decide_only:  # the checks rendering would make, without rendering (`check`'s `[*]`)
             for moved in (*prelude, block):
@@ -110,8 +122,8 @@ class OrderedEffectFixer:
         else:
             replacement = call
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {target: replacement}
-        for assignment in prelude:
-            replacements[ctx.cst_node(function, assignment, cst.SimpleStatementLine)] = cst.RemovalSentinel.REMOVE
+        for moved in [*prelude, *following]:
+            replacements[ctx.cst_node(function, moved, cst.SimpleStatementLine)] = cst.RemovalSentinel.REMOVE
         edits = [ctx.rewrite(function, replacements), *module_edits(ctx, function, site_text(ctx, name, site, origin))]
         return Fix(finding, _title(effects, ctx, block), Safety.SAFE, tuple(edits))
 
@@ -162,7 +174,11 @@ def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, 
     assignment whose value only the next statement, a report or check, reads moves with it."""
     effects = effect_of(ctx, stmt, local)
     if effects is None and _single_name(stmt) is not None:
+        # `acc = t.item(); n = u.item(); storage = get_event_storage(); storage.put_scalar(...)`:
+        # the first report after the assignments (the prelude then takes those it needs)
         following = _next_sibling(ctx, stmt)
+        while following is not None and _single_name(following) is not None and effect_of(ctx, following, local) is None:
+            following = _next_sibling(ctx, following)
         if following is not None and effect_of(ctx, following, local) is not None:
             stmt, effects = following, effect_of(ctx, following, local)
     if effects is None:
@@ -212,12 +228,19 @@ def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str]) -> int:
     return head
 
 
-def _prelude(ctx: FixContext, function: Function, block: ast.stmt) -> list[ast.Assign]:
-    """The assignments just before `block` that compute names only it reads, and that break
-    (`scale = t.max().item()`): moved with it, the break goes too. Each name is bound once in the
-    function and read nowhere after the block."""
+def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: list[ast.stmt] = ()) -> list[ast.Assign]:  # type: ignore[assignment]
+    """The assignments just before `block` that compute names only it (and the reports
+    `following` it) read, and that break (`scale = t.max().item()`): moved with it, the break goes
+    too. Each name is bound once in the function and read nowhere after the moved statements.
+
+    Between those, an assignment that does not break moves too when moving it is unobservable:
+    its value is pure, or it makes the object the reports record into (`storage =
+    get_event_storage()`, which cannot be passed to the op). Pure ones at the start of the run
+    stay where they are (their values are passed to the op instead)."""
     found: list[ast.Assign] = []
-    reads = {n.id for n in ast.walk(block) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    moved = [block, *following]
+    reads = {n.id for s in moved for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    last = moved[-1]
     current: ast.stmt = block
     while True:
         previous = _previous_sibling(ctx, current)
@@ -225,14 +248,47 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt) -> list[ast.A
         if previous is None or name is None or name not in reads:
             break
         assert isinstance(previous, ast.Assign)
-        if read_after(ctx, block, name) or _bindings(function, name) != 1 or name in {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}:
+        if read_after(ctx, last, name) or _bindings(function, name) != 1 or name in {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}:
             break
-        span = ctx.span(previous.value)
-        if not any(span.contains(f.span) for f in ctx.result.findings):
-            break  # nothing to gain: it does not break
+        if not _breaks(ctx, previous) and not makes_metric_recorder(ctx, previous.value) and not _pure(ctx, previous.value):
+            break
         found.insert(0, previous)
         reads |= {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}
         current = previous
+    while found and not _breaks(ctx, found[0]) and not makes_metric_recorder(ctx, found[0].value):
+        found.pop(0)
+    if not any(_breaks(ctx, a) for a in found):
+        return []  # nothing to gain: none of them breaks
+    return found
+
+
+def _breaks(ctx: FixContext, assignment: ast.Assign) -> bool:
+    span = ctx.span(assignment.value)
+    return any(span.contains(f.span) for f in ctx.result.findings)
+
+
+def _pure(ctx: FixContext, value: ast.expr) -> bool:
+    try:
+        check_pure(ctx, value, "the value")
+    except DeclineError:
+        return False
+    return True
+
+
+def _following_reports(ctx: FixContext, block: ast.stmt, local: set[str]) -> list[ast.stmt]:
+    """The statements right after `block` that only print, log, warn or record (no checks: a
+    check that moves must not change what ran before it)."""
+    found: list[ast.stmt] = []
+    following = _next_sibling(ctx, block)
+    while isinstance(following, ast.Expr):
+        try:
+            effects = effect_of(ctx, following, local)
+        except DeclineError:
+            break
+        if effects is None or any(e.what == "check" for e in effects):
+            break
+        found.append(following)
+        following = _next_sibling(ctx, following)
     return found
 
 
