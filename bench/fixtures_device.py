@@ -7,10 +7,16 @@ and not on CPU), so this runs each pair on the device named:
 - the original and the fixed function eagerly on the fixture's inputs: same values;
 - the fixed function under a counting backend: graphs and `graph_break` records;
 - the fixed function under inductor: same values as eagerly, or the error it raised.
+- with --time: the original and the fixed function under inductor on the first input that does
+  not raise: the first call (compilation included, inductor's caches off) and the median of the
+  steady calls after it, each timed to the device's end of work (`torch.cuda.synchronize`). The
+  fixtures are tiny, so the steady time is launch and Python overhead: the cost a break adds (a
+  fallback to eager Python, a device-to-host copy, a graph more to launch), not model speed-ups.
+  Run it with --jobs 1: timings of processes sharing the device disturb each other.
 
 Needs only torch (no libcst, no graphmend): the fixtures are already written.
 
-    python3 bench/fixtures_device.py --device cuda [--jobs 8] [--only NAME...]
+    python3 bench/fixtures_device.py --device cuda [--jobs 8] [--only NAME...] [--time [--jobs 1]]
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ import contextlib
 import importlib.util
 import io
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -98,6 +106,65 @@ def _difference(a: Any, b: Any) -> str | None:
     return walk(a[1], b[1])
 
 
+def _synchronize(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda"):
+        torch.cuda.synchronize(device)
+
+
+def _timed(fn: Any, args: tuple, device: str, repeats: int) -> tuple[float, float]:
+    """(first call in ms, median of `repeats` later calls in µs) of a freshly compiled `fn`."""
+    import statistics
+    import time
+
+    import torch
+
+    torch._dynamo.reset()
+    compiled = torch.compile(fn)
+    quiet = contextlib.redirect_stdout(io.StringIO())
+    with quiet, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _synchronize(device)
+        start = time.perf_counter()
+        compiled(*args)
+        _synchronize(device)
+        first = (time.perf_counter() - start) * 1e3
+        for _ in range(3):
+            compiled(*args)
+        steady = []
+        for _ in range(repeats):
+            _synchronize(device)
+            start = time.perf_counter()
+            compiled(*args)
+            _synchronize(device)
+            steady.append((time.perf_counter() - start) * 1e6)
+    return first, statistics.median(steady)
+
+
+def time_variant(before: Path, variant: str, device: str) -> dict:
+    """Cold and steady inductor times of one side of a pair, in a process of its own (a second
+    compilation in the same process reuses the first one's kernels: not a cold start). Timed on
+    the first input that does not raise eagerly."""
+    import torch
+
+    path = before if variant == "original" else before.with_name(before.name.replace(".in.py", ".out.py"))
+    module = _load(path, f"fixture_{variant}")
+    inputs = [_to(args, device) for args in module.inputs()]
+    torch.manual_seed(0)
+    fn = _callable(module, device)
+    usable = [args for number, args in enumerate(inputs) if (torch.manual_seed(number) is not None and _run(fn, args)[0] == "value")]
+    if not usable:
+        return {"time_error": "every input raises"}
+    warm = torch.compile(lambda t: (t * 2).sum())  # load inductor and its compiler before the timed call
+    warm(torch.ones(4, device=device))
+    try:
+        cold, steady = _timed(fn, usable[0], device, 50)
+    except Exception as error:
+        return {"time_error": f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"}
+    return {"cold_ms": round(cold), "steady_us": round(steady)}
+
+
 def one(before: Path, device: str) -> dict:
     """In a fresh process (a fixture's flags are process-wide)."""
     import torch
@@ -157,32 +224,48 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--only", nargs="*", help="fixture names (Fixer/name) to run")
+    parser.add_argument("--time", action="store_true", help="also time original and fixed under inductor (cold, steady)")
     parser.add_argument("--one", help=argparse.SUPPRESS)
+    parser.add_argument("--time-variant", choices=("original", "fixed"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(Path(args.one), args.device)))
+        print(json.dumps(time_variant(Path(args.one), args.time_variant, args.device) if args.time_variant else one(Path(args.one), args.device)))
         return 0
     pairs = sorted(FIXTURES.glob("*/*.in.py"))
     if args.only:
         pairs = [p for p in pairs if f"{p.parent.name}/{p.name[:-6]}" in args.only]
 
-    def measure(before: Path) -> tuple[str, dict]:
-        name = f"{before.parent.name}/{before.name[:-6]}"
+    def run_one(before: Path, *extra: str) -> dict:
+        environment = None
+        if extra:  # a timed run: cold caches
+            environment = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=tempfile.mkdtemp(prefix="gm-fixture-"), TORCHINDUCTOR_FX_GRAPH_CACHE="0", TORCHINDUCTOR_AUTOGRAD_CACHE="0")
         try:
-            done = subprocess.run([sys.executable, __file__, "--one", str(before), "--device", args.device],
-                                  capture_output=True, text=True, timeout=args.timeout)
-            lines = done.stdout.strip().splitlines()
-            row = json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
+            done = subprocess.run([sys.executable, __file__, "--one", str(before), "--device", args.device, *extra],
+                                  capture_output=True, text=True, timeout=args.timeout, env=environment)
         except subprocess.TimeoutExpired:
-            row = {"error": f"timeout after {args.timeout} s"}
-        return name, row
+            return {"error": f"timeout after {args.timeout} s"}
+        lines = done.stdout.strip().splitlines()
+        return json.loads(lines[-1]) if done.returncode == 0 and lines else {"error": (done.stderr.strip().splitlines() or ["?"])[-1][:160]}
+
+    def measure(before: Path) -> tuple[str, dict]:
+        row = run_one(before)
+        if args.time and "error" not in row:
+            sides = [run_one(before, "--time-variant", side) for side in ("original", "fixed")]
+            failed = next((side.get("time_error") or side.get("error") for side in sides if "cold_ms" not in side), None)
+            if failed:
+                row["time_error"] = failed
+            else:
+                row["cold_ms"] = [side["cold_ms"] for side in sides]
+                row["steady_us"] = [side["steady_us"] for side in sides]
+        return f"{before.parent.name}/{before.name[:-6]}", row
 
     import torch
 
     where = torch.cuda.get_device_name(args.device) if args.device.startswith("cuda") else "CPU"
     print(f"torch {torch.__version__}, {where}: {len(pairs)} fixture pairs\n")
-    print("| fixture | level | graphs | breaks | eager vs original | inductor |")
-    print("|---|---|---|---|---|---|")
+    timing = " first call ms, original / fixed | steady µs, original / fixed |" if args.time else ""
+    print("| fixture | level | graphs | breaks | eager vs original | inductor |" + timing)
+    print("|---|---|---|---|---|---|" + ("---|---|" if args.time else ""))
     bad = 0
     with ThreadPoolExecutor(args.jobs) as pool:
         for name, row in pool.map(measure, pairs):
@@ -195,7 +278,10 @@ def main() -> int:
             if "original_raises" in row:
                 eager += f" (original raises on input {', '.join(row['original_raises'])})"
             bad += eager != "same" or inductor != "same" or row["breaks"] > 0
-            print(f"| {name} | {row['level']} | {row['graphs']} | {row['breaks']} | {eager} | {inductor} |", flush=True)
+            times = ""
+            if args.time:
+                times = f" {row['time_error']} | |" if "time_error" in row else " {} / {} | {} / {} |".format(*row["cold_ms"], *row["steady_us"])
+            print(f"| {name} | {row['level']} | {row['graphs']} | {row['breaks']} | {eager} | {inductor} |{times}", flush=True)
     print(f"\n{bad} of {len(pairs)} pairs with a break, a changed value or an inductor failure on {where}")
     return 0
 
