@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import torch_api
 from .guards import static_truth
-from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
+from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, NON_TENSOR_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
 from .param_evidence import NOT_A_TENSOR_NAME
 from .symbols import (
     DISABLE_FUNCTIONS,
@@ -317,6 +317,7 @@ class Evaluator:
         is_and = isinstance(node.op, ast.And)
         was_dead = self.dead
         result: Kind | None = None
+        operands: list[Kind] = []
         last = len(node.values) - 1
         for position, value in enumerate(node.values):
             if position == last and construct == "boolop":
@@ -324,11 +325,17 @@ class Evaluator:
             else:
                 kind = self.visit_truth(value, construct)
             result = kind if result is None else join(result, kind)
+            operands.append(kind)
             truth = self.static_truth(value)
             if truth is not None and truth is not is_and:
                 self.dead = True  # dynamo knows the result; later operands never run
         self.dead = was_dead
         final = result or Kind.UNKNOWN
+        if final is Kind.UNKNOWN and construct == "boolop":
+            # `c = self.flag and torch.any(m)`: the tensor where the Python operands let it through
+            # (testing `c` then breaks, as `if self.flag and torch.any(m):` does), else a Python value
+            if any(k in TENSOR_KINDS for k in operands) and all(k in TENSOR_KINDS or k in NON_TENSOR_KINDS for k in operands):
+                final = Kind.TENSOR_OR_NUMBER
         self.kinds[id(node)] = final
         if not self.dead and ast.BoolOp in self.hooked_types:
             self._on_expr(node, final)

@@ -51,6 +51,35 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
                 raise DeclineError("follow-up", f"{why}, where the branch would still break: {outcome.reason}")
 
 
+def require_tests_fixed_after(
+    ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branch: ast.If, level: Safety, why: str, also: tuple[int, int] | None = None
+) -> None:
+    """Decline unless, after `edits`, every finding in the test of `branch` (an `if` of
+    `function`, found again as the same `if` in source order) and on the lines `also` (which the
+    edits do not move) has a fix at `level`, and there is one: the edits only move code into that
+    test, which then must be what a fixer rewrites."""
+    from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
+
+    order = _own_branches(function)
+    text = apply_edits(ctx.text, list(edits))
+    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
+    rewritten = _function_named(result.tree, qualname) if result.tree is not None else None
+    after_order = _own_branches(rewritten) if rewritten is not None else []
+    if len(after_order) != len(order):
+        raise DeclineError("follow-up", f"{why}, and the rewritten function could not be matched with the original")
+    test = after_order[next(i for i, b in enumerate(order) if b is branch)].test
+    first, last = test.lineno, test.end_lineno or test.lineno
+    ranges = [(first, last), *([also] if also else [])]
+    findings = [f for f in result.findings if f.function == qualname and any(a <= f.span.start_line <= b for a, b in ranges)]
+    if not findings:
+        raise DeclineError("follow-up", f"{why}, where no finding was expected to remain for a fixer to rewrite")
+    after = FixContext(result)
+    for finding in findings:
+        outcome = plan_fix(finding, after, level, riskier=False)
+        if isinstance(outcome, Declined):
+            raise DeclineError("follow-up", f"{why}, where it would still break: {outcome.reason}")
+
+
 def focused(ctx: FixContext, qualname: str) -> Config:
     """The file's configuration, walking only the entry `qualname` where it is one: the variant
     differs from the file in that function only, and the other entries' walks were most of the

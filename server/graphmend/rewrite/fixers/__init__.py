@@ -13,6 +13,7 @@ from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .guarded_fill import GuardedMaskedFillFixer
+from .held_condition import HeldConditionFixer
 from .length_fill import LengthFillFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
@@ -46,6 +47,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
+    HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
     MoEDispatchFixer(),
     MaskedExpertUpdateFixer(),

@@ -98,7 +98,7 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
     """The Python-level operands before the mask test, and the mask's name. The mask test must be
     the last operand of an `and` chain (or the whole test), so dropping it changes nothing else."""
     operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    mask = _not_all_ones(operands[-1])
+    mask = _not_all_ones(ctx, operands[-1])
     if mask is None:
         raise DeclineError(
             "not-a-mask-check",
@@ -111,21 +111,21 @@ def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
     return prefix, mask
 
 
-def _not_all_ones(node: ast.expr) -> str | None:
+def _not_all_ones(ctx: FixContext, node: ast.expr) -> str | None:
     """`mask` for `not torch.all(mask == 1)`, `not (mask == 1).all()`, `torch.any(mask != 1)` and
     `(mask != 1).any()`."""
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _reduced_compare(node.operand, "all", ast.Eq)
-    return _reduced_compare(node, "any", ast.NotEq)
+        return _reduced_compare(ctx, node.operand, "all", ast.Eq)
+    return _reduced_compare(ctx, node, "any", ast.NotEq)
 
 
-def _reduced_compare(node: ast.expr, reduction: str, operator: type) -> str | None:
+def _reduced_compare(ctx: FixContext, node: ast.expr, reduction: str, operator: type) -> str | None:
     if not isinstance(node, ast.Call) or node.keywords:
         return None
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr == reduction:
-        if isinstance(func.value, ast.Name) and func.value.id == "torch" and len(node.args) == 1:
-            compared = node.args[0]  # torch.all(mask == 1)
+        if ctx.qualname(func) == f"torch.{reduction}" and len(node.args) == 1:
+            compared = node.args[0]  # torch.all(mask == 1), under whatever name torch is imported
         elif not node.args:
             compared = func.value  # (mask == 1).all()
         else:

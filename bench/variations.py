@@ -1,0 +1,319 @@
+"""How brittle are the fixers? Rewrite every fixture in ways that keep its meaning and see whether
+the same fixes still apply.
+
+    .venv/bin/python bench/variations.py [--only Fixer/name ...] [--variation NAME ...] [--check]
+
+Code nobody here wrote says the same thing in other words: `import torch as th`, other local names,
+a condition held in a variable first, `x.sum()` for `torch.sum(x)`. A fixer shaped on the fixtures'
+spelling declines these (the brief: fixers remove 89% of breaks where they were built and about
+half elsewhere). For each fixture `.in.py` and each variation that changes it, this runs
+`fix_source` at the fixture's level and compares the number of fixes applied with the unvaried
+fixture's. With --check, a varied fixture whose fixes do apply is also run against real dynamo and
+eagerly, as the fixture tests do (fewer breaks than its original, the same outputs): a variation must
+not turn a right rewrite into a wrong one.
+
+Prints one line per (fixture, variation) that loses fixes (or fails --check), then the totals per
+variation. Exit status 0 always: this measures, the tests enforce.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import libcst as cst
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "server"))
+sys.path.insert(0, str(ROOT))
+
+from graphmend.rewrite import fix_source  # noqa: E402
+from graphmend.rewrite.model import Safety  # noqa: E402
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def _level(source: str) -> Safety:
+    return Safety.UNSAFE if "UNSAFE = True" in source else Safety.COSTLY if "COSTLY = True" in source else Safety.SAFE
+
+
+# -- variations --------------------------------------------------------------------------------------
+class _TorchAlias(cst.CSTTransformer):
+    """`import torch` -> `import torch as th`, and every `torch.` root -> `th.`."""
+
+    def leave_Import(self, original: cst.Import, updated: cst.Import) -> cst.Import:
+        self.in_import -= 1
+        names = [
+            alias.with_changes(asname=cst.AsName(name=cst.Name("th"))) if isinstance(alias.name, cst.Name) and alias.name.value == "torch" and alias.asname is None else alias
+            for alias in updated.names
+        ]
+        return updated.with_changes(names=names)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_import = 0
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import += 1
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import += 1
+
+    def leave_ImportFrom(self, original: cst.ImportFrom, updated: cst.ImportFrom) -> cst.ImportFrom:
+        self.in_import -= 1
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        # `import torch.nn as nn` names the module, not the alias
+        return updated.with_changes(value="th") if updated.value == "torch" and not self.in_import else updated
+
+
+def torch_alias(module: cst.Module) -> cst.Module:
+    if "import torch\n" not in module.code:
+        return module
+    return module.visit(_TorchAlias())
+
+
+class _RenameLocals(cst.CSTTransformer):
+    """Inside each function, every name it assigns (not its parameters) gets a suffix: `h` -> `h_v`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stack: list[set[str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        assigned: set[str] = set()
+
+        class Collect(cst.CSTVisitor):
+            def visit_FunctionDef(self, inner: cst.FunctionDef) -> bool:
+                return inner is node
+
+            def visit_ClassDef(self, inner: cst.ClassDef) -> bool:
+                return False
+
+            def visit_AssignTarget(self, target: cst.AssignTarget) -> None:
+                for name in _target_names(target.target):
+                    assigned.add(name)
+
+            def visit_AugAssign(self, aug: cst.AugAssign) -> None:
+                assigned.update(_target_names(aug.target))
+
+            def visit_For(self, loop: cst.For) -> None:
+                assigned.update(_target_names(loop.target))
+
+        node.visit(Collect())
+        globals_ = {n.name.value for s in _walk(node) if isinstance(s, (cst.Global, cst.Nonlocal)) for n in s.names}
+        self.stack.append(assigned - globals_)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.stack.pop()
+        return updated
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if self.stack and updated.value in self.stack[-1]:
+            return updated.with_changes(value=updated.value + "_v")
+        return updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        # `self.h` is an attribute, not the local `h`: undo a rename of the attribute's name
+        if self.stack and original.attr.value in self.stack[-1]:
+            return updated.with_changes(attr=original.attr)
+        return updated
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        if original.keyword is not None:  # `f(h=...)`: the keyword names a parameter
+            return updated.with_changes(keyword=original.keyword)
+        return updated
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+
+    class Collect(cst.CSTVisitor):
+        def on_visit(self, inner: cst.CSTNode) -> bool:
+            found.append(inner)
+            return True
+
+    node.visit(Collect())
+    return found
+
+
+def _target_names(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _target_names(element.value)]
+    return []
+
+
+def rename_locals(module: cst.Module) -> cst.Module:
+    return module.visit(_RenameLocals())
+
+
+class _HoistConditions(cst.CSTTransformer):
+    """`if <test>:` -> `condition_N = <test>` then `if condition_N:` (tests that are not a name)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        return updated
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If | cst.FlattenSentinel[cst.BaseStatement]:
+        if self.depth == 0 or isinstance(updated.test, cst.Name) or _is_python_guard(updated.test):
+            return updated
+        self.count += 1
+        name = cst.Name(f"condition_{self.count}")
+        assign = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(name)], updated.test.with_changes(lpar=(), rpar=()))])
+        return cst.FlattenSentinel([assign, updated.with_changes(test=name)])
+
+
+def _is_python_guard(test: cst.BaseExpression) -> bool:
+    """`x is None`, `isinstance(...)`, `self.training`: plain Python tests the fixers read as such."""
+    code = cst.Module([]).code_for_node(test)
+    return " is " in code or code.startswith(("isinstance", "not isinstance", "self.training", "hasattr", "torch.jit", "torch.compiler", "th."))
+
+
+def hoist_conditions(module: cst.Module) -> cst.Module:
+    # `elif` tests cannot be hoisted before their `if` without changing what runs: leave files with elif
+    if any(isinstance(n, cst.If) and isinstance(n.orelse, cst.If) for n in _walk(module)):
+        return module
+    return module.visit(_HoistConditions())
+
+
+METHOD_FUNCTIONS = frozenset({"sum", "mean", "abs", "exp", "log", "sqrt", "max", "min", "any", "all", "isnan", "isinf", "isfinite", "clamp", "argmax", "nonzero", "count_nonzero", "masked_fill", "numel"})
+
+
+class _MethodCalls(cst.CSTTransformer):
+    """`torch.f(x, ...)` -> `x.f(...)` for reductions and elementwise functions with a method."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "torch" and func.attr.value in METHOD_FUNCTIONS):
+            return updated
+        if not updated.args or updated.args[0].keyword is not None or updated.args[0].star:
+            return updated
+        receiver = updated.args[0].value
+        if not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
+            receiver = cst.Parenthesized(receiver) if False else receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        rest = list(updated.args[1:])
+        if rest:
+            rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return cst.Call(func=cst.Attribute(value=receiver, attr=func.attr), args=rest)
+
+
+def method_calls(module: cst.Module) -> cst.Module:
+    return module.visit(_MethodCalls())
+
+
+VARIATIONS: dict[str, Callable[[cst.Module], cst.Module]] = {
+    "torch_alias": torch_alias,
+    "rename_locals": rename_locals,
+    "hoist_conditions": hoist_conditions,
+    "method_calls": method_calls,
+}
+
+
+def _applied(source: str, path: str, level: Safety) -> int:
+    return len(fix_source(source, path, level=level).applied)
+
+
+def _check(original: str, varied: str, level: Safety, scratch: Path) -> str | None:
+    """None when the varied fixture's fix removes breaks and keeps eager behaviour, else why not."""
+    import torch
+
+    from tests.differential import breaks, callable_of, same
+    from tests.ground_truth import import_case
+    from tests.observe import differences, observe
+
+    fixed = fix_source(varied, str(scratch / "varied.py"), level=level).fixed
+    before_file, after_file = scratch / "varied.py", scratch / "varied_fixed.py"
+    before_file.write_text(varied, encoding="utf-8")
+    after_file.write_text(fixed, encoding="utf-8")
+    _, breaks_before = breaks(before_file)
+    _, breaks_after = breaks(after_file)
+    if breaks_after >= breaks_before:
+        return f"breaks {breaks_before} -> {breaks_after}"
+    a, b = import_case(before_file), import_case(after_file)
+    torch.manual_seed(0)
+    fa = callable_of(a)
+    torch.manual_seed(0)
+    fb = callable_of(b)
+    for number, args in enumerate(a.inputs()):
+        torch.manual_seed(number)
+        seen_a = observe(fa, args)
+        torch.manual_seed(number)
+        seen_b = observe(fb, args)
+        problems = differences(seen_a, seen_b, same)
+        if problems:
+            return f"input #{number}: {problems}"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", help="fixtures (Fixer/name)")
+    parser.add_argument("--variation", nargs="*", choices=sorted(VARIATIONS))
+    parser.add_argument("--check", action="store_true", help="run varied fixes against dynamo and eagerly")
+    args = parser.parse_args()
+    pairs = sorted(FIXTURES.glob("*/*.in.py"))
+    if args.only:
+        pairs = [p for p in pairs if f"{p.parent.name}/{p.name[:-6]}" in args.only]
+    chosen = {name: VARIATIONS[name] for name in (args.variation or VARIATIONS)}
+    tried: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
+    wrong: Counter[str] = Counter()
+    import tempfile
+
+    for path in pairs:
+        source = path.read_text(encoding="utf-8")
+        level = _level(source)
+        if level is not Safety.SAFE:
+            continue
+        base = _applied(source, str(path), level)
+        if not base:
+            continue
+        module = cst.parse_module(source)
+        for name, vary in chosen.items():
+            varied = vary(module).code
+            if varied == source:
+                continue
+            tried[name] += 1
+            label = f"{path.parent.name}/{path.name[:-6]}"
+            try:
+                count = _applied(varied, str(path), level)
+            except Exception as error:  # a crash is a finding too
+                print(f"CRASH {name:17s} {label}: {type(error).__name__}: {error}")
+                continue
+            if count < base:
+                result = fix_source(varied, str(path), level=level)
+                reasons = "; ".join(sorted({f"{d.key}: {d.reason[:90]}" for d in result.declined}))[:300]
+                print(f"LOST  {name:17s} {label}: {count}/{base} fixes ({reasons})")
+                continue
+            kept[name] += 1
+            if args.check:
+                with tempfile.TemporaryDirectory() as scratch:
+                    problem = _check(source, varied, level, Path(scratch))
+                if problem:
+                    wrong[name] += 1
+                    print(f"WRONG {name:17s} {label}: {problem}")
+    print()
+    for name in chosen:
+        extra = f", {wrong[name]} wrong under --check" if args.check else ""
+        print(f"{name:17s} fixes kept in {kept[name]} of {tried[name]} varied safe fixtures{extra}")
+    total_kept, total = sum(kept.values()), sum(tried.values())
+    print(f"{'all':17s} {total_kept} of {total} ({total_kept / max(total, 1):.0%})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
