@@ -204,7 +204,7 @@ class _MethodCalls(cst.CSTTransformer):
             return updated
         receiver = updated.args[0].value
         if not isinstance(receiver, (cst.Name, cst.Attribute, cst.Call, cst.Subscript)):
-            receiver = cst.Parenthesized(receiver) if False else receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            receiver = receiver.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         rest = list(updated.args[1:])
         if rest:
             rest[-1] = rest[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -215,11 +215,99 @@ def method_calls(module: cst.Module) -> cst.Module:
     return module.visit(_MethodCalls())
 
 
+class _FunctionCalls(cst.CSTTransformer):
+    """`x.f(...)` -> `torch.f(x, ...)` for the same functions (a plain name or attribute receiver)."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        func = updated.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in METHOD_FUNCTIONS - {"numel", "masked_fill", "nonzero"}):
+            return updated
+        receiver = func.value
+        if not isinstance(receiver, (cst.Name, cst.Attribute)) or _dotted(receiver).split(".")[0] in ("torch", "th", "self", "np", "math", "F", "nn"):
+            return updated
+        if _dotted(receiver) in ("self",) or (any(a.keyword is not None and a.keyword.value == "dim" for a in updated.args) and func.attr.value in ("max", "min")):
+            return updated
+        first = cst.Arg(value=receiver, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) if updated.args else cst.Arg(value=receiver)
+        return cst.Call(func=cst.Attribute(value=cst.Name("torch"), attr=func.attr), args=[first, *updated.args])
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return _dotted(node.value) + "." + node.attr.value
+    return "?"
+
+
+def function_calls(module: cst.Module) -> cst.Module:
+    """Only for tensors' methods: a receiver that is a Python number or list would change meaning,
+    so the variation only touches names the fixture passes tensors in (checked by --check)."""
+    return module.visit(_FunctionCalls())
+
+
+_FLIPPED = {cst.LessThan: cst.GreaterThan, cst.GreaterThan: cst.LessThan, cst.LessThanEqual: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.LessThanEqual}
+
+
+class _FlipComparisons(cst.CSTTransformer):
+    """`a < b` -> `b > a` (one comparison, both sides evaluated once either way: pure operands only
+    would matter for order, and the fixtures' comparisons read names and literals)."""
+
+    def leave_Comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.BaseExpression:
+        if len(updated.comparisons) != 1:
+            return updated
+        target = updated.comparisons[0]
+        flipped = _FLIPPED.get(type(target.operator))
+        if flipped is None or not all(isinstance(side, (cst.Name, cst.Attribute, cst.Integer, cst.Float)) for side in (updated.left, target.comparator)):
+            return updated
+        operator = flipped(whitespace_before=cst.SimpleWhitespace(" "), whitespace_after=cst.SimpleWhitespace(" "))
+        return updated.with_changes(left=target.comparator, comparisons=[target.with_changes(operator=operator, comparator=updated.left)])
+
+
+def flip_comparisons(module: cst.Module) -> cst.Module:
+    return module.visit(_FlipComparisons())
+
+
+class _SwapBranches(cst.CSTTransformer):
+    """`if c: A else: B` -> `if not c: B else: A` (not `elif`)."""
+
+    def leave_If(self, original: cst.If, updated: cst.If) -> cst.If:
+        if not isinstance(updated.orelse, cst.Else):
+            return updated
+        test = updated.test
+        negated = cst.UnaryOperation(operator=cst.Not(), expression=test if isinstance(test, (cst.Name, cst.Attribute, cst.Call)) else test.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))
+        return updated.with_changes(test=negated, body=updated.orelse.body, orelse=updated.orelse.with_changes(body=updated.body))
+
+
+def swap_branches(module: cst.Module) -> cst.Module:
+    return module.visit(_SwapBranches())
+
+
+class _TernaryToIf(cst.CSTTransformer):
+    """`y = a if c else b` (a statement of its own) -> `if c: y = a` / `else: y = b`."""
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine) -> cst.BaseStatement:
+        if len(updated.body) != 1 or not isinstance(updated.body[0], cst.Assign) or not isinstance(updated.body[0].value, cst.IfExp):
+            return updated
+        assign = updated.body[0]
+        ternary = assign.value
+        body = cst.IndentedBlock([cst.SimpleStatementLine([assign.with_changes(value=ternary.body.with_changes(lpar=[], rpar=[]))])])
+        orelse = cst.Else(cst.IndentedBlock([cst.SimpleStatementLine([assign.with_changes(value=ternary.orelse.with_changes(lpar=[], rpar=[]))])]))
+        return cst.If(test=ternary.test.with_changes(lpar=[], rpar=[]), body=body, orelse=orelse, leading_lines=updated.leading_lines)
+
+
+def ternary_to_if(module: cst.Module) -> cst.Module:
+    return module.visit(_TernaryToIf())
+
+
 VARIATIONS: dict[str, Callable[[cst.Module], cst.Module]] = {
     "torch_alias": torch_alias,
     "rename_locals": rename_locals,
     "hoist_conditions": hoist_conditions,
     "method_calls": method_calls,
+    "function_calls": function_calls,
+    "flip_comparisons": flip_comparisons,
+    "swap_branches": swap_branches,
+    "ternary_to_if": ternary_to_if,
 }
 
 

@@ -223,6 +223,27 @@ def test_python_division_by_zero_still_raises_after_the_scalar_fix(fixture: str,
     assert errors == [message] * 4
 
 
+@pytest.mark.parametrize("values", [[1.0, 2.0, 3.0], [[1.0, 2.0], [3.0, 4.0]], [7.0]])
+def test_unpacking_a_tensor_of_another_shape_raises_as_before(values: list, tmp_path: Path) -> None:
+    """`a, b = t.tolist()` kept as `t.unbind(0)` only where `t` holds two values in one dimension;
+    with three values, two rows (which `tolist()` unpacks into two lists, then fails to scale) or
+    one value, the original `tolist()` runs, eagerly and compiled, and raises what it raised."""
+    source = (FIXTURES / "ScalarFixer" / "unpacked_tolist.in.py").read_text(encoding="utf-8")
+    fixed = fix_source(source, "unpacked_tolist.py").fixed
+    assert "unbind(0)" in fixed
+    errors = []
+    for name, text in (("original", source), ("fixed", fixed)):
+        path = tmp_path / f"{name}.py"
+        path.write_text(text, encoding="utf-8")
+        eager = callable_of(import_case(path))
+        for fn in (eager, torch.compile(eager, backend="eager")):
+            torch._dynamo.reset()
+            with pytest.raises((ValueError, TypeError, RuntimeError)) as raised:
+                run_quietly(fn, (torch.tensor(values),))
+            errors.append((type(raised.value).__name__, str(raised.value).splitlines()[0]))
+    assert errors[:2] == errors[2:], errors  # eagerly and compiled, the fixed code raises as the original does
+
+
 def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
     """Why the capture_scalar_outputs fix adds no `torch._check(n >= 0)` for a size: on torch 2.13
     the compiled code asserts the captured size itself, so a negative size raises under compile as

@@ -73,6 +73,22 @@ def {name}(condition):
     return isinstance(condition, {torch}.Tensor) and condition.numel() == 1
 '''
 
+HOLDS_VALUES = "_graphmend_holds_values"
+assert HOLDS_VALUES in TRUE_WHEN_FIXED_NAMES
+
+_HOLDS_VALUES_TEXT = '''
+
+def {name}(tensor, count):
+    """Whether `tensor` has one dimension of `count` values, so that unpacking `tensor.unbind(0)`
+    into `count` names gives each one the value `tensor.tolist()` gave it, as a 0-d tensor.
+
+    Added by GraphMend: decided from the shape only, so under torch.compile it is settled while
+    tracing and costs no graph break; where it is False the original `tolist()` runs, and unpacks
+    or raises as before.
+    """
+    return isinstance(tensor, {torch}.Tensor) and tensor.dim() == 1 and tensor.shape[0] == count
+'''
+
 MASK_SELECTS_ALIKE = "_graphmend_mask_selects_alike"
 assert MASK_SELECTS_ALIKE in TRUE_WHEN_FIXED_NAMES
 
@@ -359,6 +375,7 @@ _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
+    HOLDS_VALUES: _HOLDS_VALUES_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,
     MASK_SPANS: _MASK_SPANS_TEXT,

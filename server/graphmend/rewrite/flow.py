@@ -8,7 +8,7 @@ loop) can read it. Both err on the side that makes a fixer decline.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from ..analysis.symbols import bound_names
 from .aliasing import is_fresh
@@ -225,13 +225,26 @@ def read_after(ctx: FixContext, stmt: ast.stmt, name: str) -> bool:
 def reaching_definition(ctx: FixContext, stmt: ast.stmt, name: str) -> ast.expr | None:
     """The value of the last `name = value` before `stmt` on every path to it, if that is the
     nearest binding of `name` (any other binding, or one inside a nested block, gives None)."""
+    return _reaching(ctx, stmt, name, lambda target: isinstance(target, ast.Name))
+
+
+def reaching_unpacking(ctx: FixContext, stmt: ast.stmt, name: str) -> ast.expr | None:
+    """As reaching_definition, for a name bound by unpacking names: the whole value of the last
+    `a, name = value` (`a, b = t.tolist()`)."""
+    return _reaching(ctx, stmt, name, lambda target: isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts))
+
+
+def _reaching(ctx: FixContext, stmt: ast.stmt, name: str, form: Callable[[ast.expr], bool]) -> ast.expr | None:
+    """The value of the nearest binding of `name` before `stmt` on every path to it, where that
+    binding is a one-target assignment whose target has `form` (a plain name, unpacked names)."""
     function = ctx.function_of(stmt)
     for parent, block, index in _outward(ctx, stmt):
         for earlier in reversed(block[:index]):
-            if isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and isinstance(earlier.targets[0], ast.Name):
-                if earlier.targets[0].id == name:
-                    return earlier.value
-                continue
+            if isinstance(earlier, ast.Assign) and len(earlier.targets) == 1 and isinstance(earlier.targets[0], (ast.Name, ast.Tuple, ast.List)):
+                if name in _assigned_anywhere(earlier.targets[0]):
+                    return earlier.value if form(earlier.targets[0]) else None
+                if isinstance(earlier.targets[0], ast.Name):
+                    continue
             if name in _assigned_anywhere(earlier):
                 return None  # bound some other way, or only on some paths
         if parent is function or not isinstance(parent, (ast.stmt, ast.ExceptHandler)):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from ..analysis.kinds import Kind
 from .context import FixContext
-from .flow import enclosing_blocks, reaching_definition
+from .flow import enclosing_blocks, reaching_definition, reaching_unpacking
 from .py_types import name_type, self_attribute_type
 
 UNKNOWN = ("unknown",)
@@ -245,6 +245,10 @@ class Signatures:
                     found.dtype if found.dtype != UNKNOWN else ("of", node.id),
                     found.shape if found.shape != UNKNOWN else ("of", node.id),
                 )
+            unpacked = reaching_unpacking(self.ctx, statement, node.id)
+            if isinstance(unpacked, ast.Call) and isinstance(unpacked.func, ast.Attribute) and unpacked.func.attr == "tolist" and not unpacked.args:
+                # `a, b = t.tolist()`: a number of `t`'s dtype (a 0-d tensor of it once fixed)
+                return Sig(self.of(unpacked.func.value).dtype, SCALAR_SHAPE)
         function = self.ctx.function_of(statement) if statement is not None else None
         if function is not None:
             known = name_type(self.ctx, function, node.id)  # `scale: float`, `n = x.shape[0]`

@@ -20,12 +20,13 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
+from ...analysis.kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
 from ..aliasing import is_fresh
 from ..compile_checks import (
     DIVIDE_BY_NUMBER,
     FLOAT_DIVISOR,
+    HOLDS_VALUES,
     INT_DIVISOR,
     MASK_SELECTS_ALIKE,
     NUMBER_DTYPE,
@@ -71,18 +72,21 @@ def _zero_d(ctx: FixContext, signatures: Signatures, tensor: ast.expr, call: ast
 
 
 class ScalarFixer:
-    codes = frozenset({"GM201", "GM203", "GM401", "GM402", "GM403", "GM102"})
+    codes = frozenset({"GM201", "GM202", "GM203", "GM401", "GM402", "GM403", "GM102"})
     narrow = frozenset({"GM401", "GM402", "GM403"})  # of a selection it rewrites only a count
     safety = Safety.SAFE
     title = "Keep the value as a 0-d tensor instead of a Python number"
     title_count = "Count the selected elements as a 0-d tensor (torch.count_nonzero) instead of reading a Python int off a data-dependent shape"
     title_choice = "Choose the number with torch.where as a 0-d tensor instead of branching on a tensor"
+    title_unpacked = "Unpack the values as 0-d tensors (`t.unbind(0)`) instead of Python numbers from `t.tolist()`"
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         if finding.code in ("GM401", "GM402", "GM403"):
             return self._plan_count(finding, ctx)
         if finding.code == "GM102":
             return self._plan_choice(finding, ctx)
+        if finding.code == "GM202":
+            return self._plan_unpacked(finding, ctx)
         call = ctx.node_for(finding, (ast.Call,))
         if not isinstance(call, ast.Call):
             raise DeclineError("no-node", "could not find the conversion in the source")
@@ -152,6 +156,48 @@ class ScalarFixer:
         chosen = f"{torch}.tensor({ctx.code(ifexp.body)}, dtype={torch}.{dtype})"
         replacement = f"{torch}.where({condition}, {chosen}, {ctx.code(ifexp.orelse)})"
         return self._plan_number(finding, ctx, function, signatures, ifexp, ifexp.test, replacement, ("const", dtype), "item", self.title_choice)
+
+    def _plan_unpacked(self, finding: Finding, ctx: FixContext) -> Fix:
+        """`a, b = t.tolist()` of a tensor: each name gets its value as a 0-d tensor,
+        `t.unbind(0)` (detached: a Python number carries no gradient), where `t` has one dimension
+        of as many values as there are names (settled while tracing; otherwise the original
+        `tolist()` runs, and unpacks or raises as before). Each name's uses are checked as those
+        of `n = t.item()` are."""
+        call = ctx.node_for(finding, (ast.Call,))
+        statement = ctx.parent(call) if call is not None else None
+        if not (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "tolist" and not call.args and not call.keywords
+            and isinstance(statement, ast.Assign) and statement.value is call and len(statement.targets) == 1
+            and isinstance(statement.targets[0], (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in statement.targets[0].elts)
+        ):
+            raise DeclineError("not-unpacked", "only `a, b = t.tolist()`, unpacked into names, is rewritten")
+        names = [e.id for e in statement.targets[0].elts]  # type: ignore[attr-defined]
+        function = ctx.function_of(call)
+        tensor = call.func.value
+        if function is None or len(set(names)) != len(names):
+            raise DeclineError("not-unpacked", "the names are not distinct names of a function")
+        if ctx.kind(tensor) not in TENSOR_KINDS or ctx.kind(tensor) in MAYBE_PYTHON_KINDS:
+            raise DeclineError("not-a-tensor", f"`{ctx.excerpt(tensor, 30)}` may be a Python value when the code runs")
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        value_dtype = signatures._norm(signatures.of(tensor).dtype)
+        tested: list[ast.If] = []
+        chains: list[tuple[ast.expr, str]] = []
+        for name in names:
+            chains += self._check_variable(ctx, signatures, function, statement, name, value_dtype, False, tested)
+        check = call_text(HOLDS_VALUES, ctx.code(tensor), str(len(names)))
+        replacement = checked_or_original(f"{_snapshot(ctx, tensor)}.unbind(0)", check, ctx.code(call))
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
+            _cst_of(ctx, function, call): cst.parse_expression(replacement)
+        }
+        replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
+        edits = [ctx.rewrite(function, replacements), *helper_edits(ctx, HOLDS_VALUES)]
+        for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, DIVIDE_BY_NUMBER):
+            if any(helper in text for _, text in chains):
+                edits += helper_edits(ctx, helper)
+        if tested:
+            why = "a value is tested by an `if`, which would then branch on a tensor"
+            require_branches_fixed_after(ctx, edits, function, finding.function, tested, Safety.SAFE, why)
+        return Fix(finding, self.title_unpacked, Safety.SAFE, tuple(edits))
 
     def _plan_number(
         self,
