@@ -14,6 +14,10 @@ not turn a right rewrite into a wrong one.
 
 Prints one line per (fixture, variation) that loses fixes (or fails --check), then the totals per
 variation. Exit status 0 always: this measures, the tests enforce.
+
+With --static it varies the rules' `breaks` examples instead (server/graphmend/analysis/rules/
+examples, each checked against dynamo by the test suite) and counts the findings of each expected
+code that the analysis still reports: recall on code spelled differently.
 """
 
 from __future__ import annotations
@@ -299,6 +303,83 @@ def ternary_to_if(module: cst.Module) -> cst.Module:
     return module.visit(_TernaryToIf())
 
 
+class _CompileCall(cst.CSTTransformer):
+    """`@torch.compile` on a module-level function -> the plain function and, after the module's
+    code, `<name>_compiled = torch.compile(<name>)` (how scripts compile what they import)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.compiled: list[tuple[str, cst.BaseExpression | None]] = []
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.depth += 1
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.depth += 1
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.depth -= 1
+        return updated
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.depth -= 1
+        if self.depth:
+            return updated
+        kept = []
+        for decorator in updated.decorators:
+            code = cst.Module([]).code_for_node(decorator.decorator)
+            if code == "torch.compile" or code.startswith("torch.compile("):
+                self.compiled.append((updated.name.value, decorator.decorator if isinstance(decorator.decorator, cst.Call) else None))
+            else:
+                kept.append(decorator)
+        return updated.with_changes(decorators=kept)
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        lines = []
+        for name, call in self.compiled:
+            arguments = ", ".join(cst.Module([]).code_for_node(a) for a in call.args) if call is not None else ""
+            lines.append(cst.parse_statement(f"{name}_compiled = torch.compile({name}{', ' + arguments if arguments else ''})\n"))
+        return updated.with_changes(body=[*updated.body, *lines]) if lines else updated
+
+
+def compile_call(module: cst.Module) -> cst.Module:
+    return module.visit(_CompileCall())
+
+
+class _ExtractHelper(cst.CSTTransformer):
+    """`@torch.compile def f(a, b): <body>` -> `def _f_body(a, b): <body>` and `@torch.compile
+    def f(a, b): return _f_body(a, b)`: the work in a private helper that compiled code calls."""
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        body: list[cst.CSTNode] = []
+        for statement in updated.body:
+            if isinstance(statement, cst.FunctionDef) and _compiled_plainly(statement):
+                names = [p.name.value for p in statement.params.params]
+                helper = statement.with_changes(name=cst.Name(f"_{statement.name.value}_body"), decorators=[])
+                call = cst.parse_statement(f"return _{statement.name.value}_body({', '.join(names)})\n")
+                wrapper = statement.with_changes(body=cst.IndentedBlock([call]), leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+                body += [helper, wrapper]
+            else:
+                body.append(statement)
+        return updated.with_changes(body=body)
+
+
+def _compiled_plainly(function: cst.FunctionDef) -> bool:
+    """Decorated `@torch.compile`, taking plain positional parameters (no defaults, *args,
+    **kwargs), and not a generator."""
+    params = function.params
+    if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params or params.posonly_params:
+        return False
+    if any(p.default is not None for p in params.params) or any(isinstance(n, cst.Yield) for n in _walk(function)):
+        return False  # a generator's body in a helper would make the wrapper return a generator
+    return any(cst.Module([]).code_for_node(d.decorator) in ("torch.compile",) or cst.Module([]).code_for_node(d.decorator).startswith("torch.compile(") for d in function.decorators)
+
+
+def extract_helper(module: cst.Module) -> cst.Module:
+    return module.visit(_ExtractHelper())
+
+
 VARIATIONS: dict[str, Callable[[cst.Module], cst.Module]] = {
     "torch_alias": torch_alias,
     "rename_locals": rename_locals,
@@ -308,6 +389,8 @@ VARIATIONS: dict[str, Callable[[cst.Module], cst.Module]] = {
     "flip_comparisons": flip_comparisons,
     "swap_branches": swap_branches,
     "ternary_to_if": ternary_to_if,
+    "compile_call": compile_call,
+    "extract_helper": extract_helper,
 }
 
 
@@ -347,12 +430,56 @@ def _check(original: str, varied: str, level: Safety, scratch: Path) -> str | No
     return None
 
 
+def static_robustness(chosen: dict[str, Callable[[cst.Module], cst.Module]]) -> None:
+    """The rules' `breaks` examples (checked against dynamo by the test suite), varied: does the
+    analysis still find as many breaks of each expected code? A variation keeps the meaning, so
+    dynamo breaks the same; a finding lost is a miss the analysis would make on code spelled so."""
+    import re
+    import tomllib
+
+    from graphmend.analysis import analyze_detailed
+
+    examples = ROOT / "server" / "graphmend" / "analysis" / "rules" / "examples"
+    tried: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
+    for path in sorted(examples.glob("GM*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for number, example in enumerate(data.get("breaks", [])):
+            code = example["code"]
+            expected = Counter(re.findall(r"# expect: (GM\d{3})", code))
+            if not expected:
+                continue
+            module = cst.parse_module(code)
+            for name, vary in chosen.items():
+                try:
+                    varied = vary(module).code
+                except Exception:  # a variation that cannot apply to this code
+                    continue
+                if varied == code:
+                    continue
+                tried[name] += 1
+                found = Counter(f.code for f in analyze_detailed(varied, f"{path.stem}_{number}.py").findings)
+                lost = {c: n - found[c] for c, n in expected.items() if found[c] < n}
+                if lost:
+                    print(f"MISSED {name:17s} {path.stem} breaks[{number}]: {lost}")
+                else:
+                    kept[name] += 1
+    print()
+    for name in chosen:
+        print(f"{name:17s} findings kept in {kept[name]} of {tried[name]} varied rule examples")
+    print(f"{'all':17s} {sum(kept.values())} of {sum(tried.values())}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="fixtures (Fixer/name)")
     parser.add_argument("--variation", nargs="*", choices=sorted(VARIATIONS))
     parser.add_argument("--check", action="store_true", help="run varied fixes against dynamo and eagerly")
+    parser.add_argument("--static", action="store_true", help="vary the rules' break examples instead: are the breaks still found?")
     args = parser.parse_args()
+    if args.static:
+        static_robustness({name: VARIATIONS[name] for name in (args.variation or VARIATIONS)})
+        return 0
     pairs = sorted(FIXTURES.glob("*/*.in.py"))
     if args.only:
         pairs = [p for p in pairs if f"{p.parent.name}/{p.name[:-6]}" in args.only]
