@@ -80,6 +80,24 @@ def require_tests_fixed_after(
             raise DeclineError("follow-up", f"{why}, where it would still break: {outcome.reason}")
 
 
+def require_line_fixed_after(ctx: FixContext, edits: Sequence[Edit], qualname: str, line: int, level: Safety, why: str) -> None:
+    """Decline unless, after `edits`, the findings of function `qualname` that start on `line` (of
+    the rewritten text: the edits must leave the lines above it as they were) have fixes at
+    `level`, and there is one."""
+    from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
+
+    text = apply_edits(ctx.text, list(edits))
+    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
+    findings = [f for f in result.findings if f.function == qualname and f.span.start_line == line]
+    if not findings:
+        raise DeclineError("follow-up", f"{why}, where no finding was expected to remain for a fixer to rewrite")
+    after = FixContext(result)
+    for finding in findings:
+        outcome = plan_fix(finding, after, level, riskier=False)
+        if isinstance(outcome, Declined):
+            raise DeclineError("follow-up", f"{why}, where it would still break: {outcome.reason}")
+
+
 def focused(ctx: FixContext, qualname: str) -> Config:
     """The file's configuration, walking only the entry `qualname` where it is one: the variant
     differs from the file in that function only, and the other entries' walks were most of the

@@ -21,6 +21,7 @@ from .masked_assign import MaskedAssignFixer
 from .masked_rows import MaskedRowLossFixer
 from .membership import MembershipFixer
 from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFixer
+from .number_branch import NumberBranchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
@@ -48,6 +49,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
+    NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
     MoEDispatchFixer(),
     MaskedExpertUpdateFixer(),
