@@ -357,6 +357,30 @@ def test_functions_compiled_elsewhere_are_analysed_when_the_config_names_them(pr
     assert [(r["line"], r["code"]) for r in json.loads(out)] == [(5, "GM101"), (12, "GM201")]
 
 
+CLOSURE = '''import torch
+
+
+def make(scale):
+    def step(x):
+        if x.sum() > 0:
+            x = x * scale
+        return x
+
+    return step
+'''
+
+
+def test_a_closure_is_named_compiled_by_its_qualified_name(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`make.<locals>.step`, as Python's `__qualname__` names what `make()` returns."""
+    (project / "steps.py").write_text(CLOSURE, encoding="utf-8")
+    (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["steps.py:make.<locals>.step"]\n')
+    _, out, _ = run(capsys, "check", "--format", "json", "steps.py")
+    assert [(r["line"], r["code"]) for r in json.loads(out)] == [(6, "GM101")]
+    (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["steps.py:make.<locals>.other"]\n')
+    _, out, _ = run(capsys, "check", "--format", "json", "steps.py")
+    assert json.loads(out) == []
+
+
 def test_a_compiled_entry_without_a_path_is_a_configuration_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["accuracy"]\n')
     code, _, err = run(capsys, "check", "model.py")

@@ -60,6 +60,7 @@ import copy
 import dataclasses
 import difflib
 import importlib.util
+import inspect
 import io
 import json
 import logging
@@ -468,10 +469,12 @@ def compiled_entry(obj: Any, path: Path) -> str | None:
     """`case.py:Name` for what `make()` returns, as a user names it in `[tool.graphmend] compiled`:
     a function, `Class.method` for a bound method, the class of a module (its forward)."""
     function = getattr(obj, "__func__", obj)
-    if callable(function) and hasattr(function, "__qualname__") and "<" not in function.__qualname__:
-        return f"{path.name}:{function.__qualname__}"
+    if inspect.isfunction(function) and "<lambda>" not in function.__qualname__:
+        return f"{path.name}:{function.__qualname__}"  # `make.<locals>.step` for a closure, as Python names it
     cls = type(obj)
-    return f"{path.name}:{cls.__qualname__}" if "<" not in cls.__qualname__ else None
+    if cls.__module__ == "builtins" or "<" in cls.__qualname__:
+        return None  # a lambda, a builtin: nothing a user could name
+    return f"{path.name}:{cls.__qualname__}"
 
 
 def graphmend_fix(path: Path, workdir: Path, entry: str | None = None) -> tuple[Path, str | None, int | None]:

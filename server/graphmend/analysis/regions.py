@@ -80,6 +80,13 @@ def find_entries(
                 known = wrappers.get(name, (False, False, reason))
                 wrappers[name] = (known[0] or breaks, known[1] or method_of_module, known[2])
                 continue
+            if ".<locals>." in qualified:  # `make.<locals>.step`: a closure, as `__qualname__` names it
+                outer, *inner = qualified.split(".<locals>.")
+                owner, _, method = outer.rpartition(".")
+                info = index.classes.get(owner) if owner else None
+                start = (info.methods.get(method) if info is not None else None) if owner else index.functions.get(outer)
+                add(_nested_function(start, inner), None, reason, explicit)
+                continue
             owner, _, method = qualified.rpartition(".")
             if owner:
                 info = index.classes.get(owner)
@@ -111,6 +118,15 @@ def find_entries(
             entries.append(Entry(wrapper.function, None, f"the wrapper `@{name}` puts around {reason}", False, wrapping))
     # first: walked before the functions they wrap, so that those are reached through the wrapper's call
     return _in_file_wrappers(entries, index, seen) + entries
+
+
+def _nested_function(function: ast.FunctionDef | None, names: list[str]) -> ast.FunctionDef | None:
+    """The function defined inside `function` under each of `names` in turn (`make.<locals>.step`)."""
+    for name in names:
+        if function is None:
+            return None
+        function = next((s for s in ast.walk(function) if isinstance(s, ast.FunctionDef) and s.name == name and s is not function), None)
+    return function
 
 
 def _in_file_wrappers(entries: list[Entry], index: ModuleIndex, seen: set[int]) -> list[Entry]:
