@@ -102,13 +102,21 @@ class ScalarFixer:
             raise DeclineError("not-a-tensor", f"`{ctx.excerpt(tensor, 30)}` may be a Python number when the code runs")
         statement = ctx.statement_of(call)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-        replacement = self._replacement(ctx, tensor, conversion, signatures, _zero_d(ctx, signatures, tensor, call))
+        hoist: str | None = None
+        try:
+            zero_d = _zero_d(ctx, signatures, tensor, call)
+        except DeclineError:
+            # `n = masked_mean(x, m).item()`: the tensor is a call, not read twice for the check;
+            # bound to a name of its own first (`n_value = masked_mean(x, m)`), it is
+            hoist = _hoist_name(ctx, function, call, tensor)
+            zero_d = _zero_d_of_name(ctx, tensor, hoist)
+        replacement = self._replacement(ctx, tensor, conversion, signatures, zero_d)
         value_dtype = ("const", "bool") if conversion == "bool" else signatures._norm(signatures.of(tensor).dtype)
         if conversion == "float" and not signatures.is_floating(value_dtype):
             # float(t) of an integer or unknown dtype is a Python float: float64 holds it exactly
             # (as it holds every float32 or int value), and meets tensors as that float did
             replacement, value_dtype = f"{replacement}.double()", ("const", "float64")
-        return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion, self.title)
+        return self._plan_number(finding, ctx, function, signatures, call, tensor, replacement, value_dtype, conversion, self.title, hoist=hoist)
 
     def _plan_count(self, finding: Finding, ctx: FixContext) -> Fix:
         """`len(x[m])`, `x[m].numel()`, `m.nonzero().size(0)`: the number of selected elements is
@@ -212,6 +220,7 @@ class ScalarFixer:
         conversion: str,
         title: str,
         depth: int = 0,
+        hoist: str | None = None,
     ) -> Fix:
         """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
         allow it (tensor arithmetic, Python arithmetic before it, a local read only so, the
@@ -250,6 +259,8 @@ class ScalarFixer:
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
             _cst_of(ctx, function, end): cst.parse_expression(replacement)
         }
+        if hoist is not None:
+            replacements = _hoisted(ctx, function, end, tensor, hoist, replacement)
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
         for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE, ONE_VALUE, DIVIDE_BY_NUMBER):
@@ -476,6 +487,52 @@ class ScalarFixer:
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.expr) -> str:
+    """A fresh name for the tensor of `name = <tensor>.item()` (Python steps after it allowed), to
+    bind it first: evaluated once, then checked and reshaped. Only where the tensor is what the
+    statement evaluates first (the steps' other operands are Python numbers: read earlier or later,
+    the same), so binding it one statement earlier changes no order."""
+    statement = ctx.statement_of(call)
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+    node: ast.AST = call
+    while node is not statement.value:
+        parent = ctx.parent(node)
+        if not (isinstance(parent, ast.BinOp) and parent.left is node):
+            raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+        node = parent
+    taken = {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
+    base = f"{statement.targets[0].id}_value"
+    name, number = base, 2
+    while name in taken:
+        name, number = f"{base}_{number}", number + 1
+    return name
+
+
+def _zero_d_of_name(ctx: FixContext, tensor: ast.expr, name: str) -> str:
+    """`_zero_d` for the tensor bound to `name` first (a copy unless the tensor is fresh)."""
+    snapshot = f"{name}.detach()" if ctx.kind(tensor) not in BOOL_KINDS else name
+    if not is_fresh(ctx, tensor):
+        snapshot += ".clone()"
+    return checked_or_original(f"{snapshot}.reshape(())", call_text(ONE_VALUE, name), f"{ctx.torch_name()}.as_tensor({name}.item())")
+
+
+def _hoisted(
+    ctx: FixContext, function: ast.AST, end: ast.expr, tensor: ast.expr, name: str, replacement: str
+) -> dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]:
+    """The statement `target = <end>` as two: `name = <tensor>`, then `target = <replacement>`."""
+    statement = ctx.statement_of(end)
+    if not (isinstance(statement, ast.Assign) and statement.value is end):
+        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+    line = ctx.cst_node(function, statement, cst.SimpleStatementLine)  # type: ignore[arg-type]
+    if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
+        raise DeclineError("no-cst-match", "the assignment shares its line with other statements")
+    value = cst.parse_expression(f"({ctx.code(tensor)})" if "\n" in ctx.code(tensor) else ctx.code(tensor))
+    first = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], value)], leading_lines=line.leading_lines)
+    second = line.with_changes(body=[line.body[0].with_changes(value=cst.parse_expression(replacement))], leading_lines=())
+    return {line: cst.FlattenSentinel([first, second])}
 
 
 def _reflected_division(operation: ast.BinOp, number: ast.expr) -> bool:
