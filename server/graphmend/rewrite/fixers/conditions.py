@@ -14,7 +14,7 @@ from ...analysis.kinds import BOOL_KINDS, SCALAR_KINDS, TENSOR_KINDS
 from ..context import FixContext
 from ..model import DeclineError
 from ..purity import check_pure
-from ..py_types import name_type
+from ..py_types import name_type, self_attribute_type, self_name
 from ..signatures import SCALAR_SHAPE, SINGLE_SHAPE, Signatures
 
 _EXACT_INT = 2**24  # integers a float32 (or any wider) tensor compares exactly
@@ -191,10 +191,17 @@ EXACT_DOUBLE_INT = 2.0**53  # integers float64 holds exactly
 
 
 def python_float_name(ctx: FixContext, function: ast.AST, node: ast.expr) -> bool:
-    """A name that holds a Python float wherever it is bound (`max_norm: float`, `eps = 1e-6`)."""
-    if not isinstance(node, ast.Name) or not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    """A name that holds a Python float wherever it is bound (`max_norm: float`, `eps = 1e-6`), or
+    an attribute of `self` that `__init__` alone sets to floats (`self.threshold = threshold` with
+    `threshold: float`, `self.eps = 1e-5`)."""
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return False
-    known = name_type(ctx, function, node.id)
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self_name(function):
+        known = self_attribute_type(ctx, function, node.attr)
+    elif isinstance(node, ast.Name):
+        known = name_type(ctx, function, node.id)
+    else:
+        return False
     return known is not None and not known.optional and known.name == "float"
 
 
