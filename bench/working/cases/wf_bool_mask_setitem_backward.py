@@ -1,0 +1,50 @@
+"""Copying the masked entries of `z` into a zero tensor with a boolean index on both sides
+(`x[y] = z[y]`), then scaling; the reporter needed its backward under torch.compile.
+
+Source: https://github.com/pytorch/pytorch/issues/134241 ("torch._dynamo.exc.Unsupported: boolean
+masking setitem backwards"; the `test(y, z)` function of the comment, y a bool mask, z a float
+tensor requiring grad, `loss = x.sum(); loss.backward()`).
+
+Breaks: `z[y]` (boolean-mask gather: `aten.nonzero`, a dynamic-shape operator) in
+`x[y] = z[y]`.
+
+HAND: `x = torch.where(y, z, torch.zeros_like(y, dtype=z.dtype))`: the same values and dtype, and
+the gradient of `z` is the mask (scaled by 2) as for the index_put.
+"""
+import torch
+
+KIND = "bool-mask-setitem"
+GRAD = True
+
+
+def test(y: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    x = torch.zeros_like(y, dtype=z.dtype)
+    x[y] = z[y]
+    x = x * 2
+    return x
+
+
+def make():
+    return test
+
+
+def inputs():
+    g = torch.Generator().manual_seed(2)
+
+    def z(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g, dtype=dtype).requires_grad_()
+
+    def y(*shape):
+        return torch.randint(0, 2, shape, generator=g) == 1
+
+    return [
+        (y(10, 10), z(10, 10)),
+        (y(4), z(4)),
+        (torch.zeros(3, 3, dtype=torch.bool), z(3, 3)),           # nothing selected
+        (torch.ones(2, 5, dtype=torch.bool), z(2, 5)),            # everything selected
+        (y(3, 4), z(3, 4, dtype=torch.float64)),
+        (y(2, 3, 4), z(2, 3, 4)),
+        (torch.tensor([True, False, True]), torch.tensor([1.0, float("nan"), -2.0], requires_grad=True)),
+        (y(6, 1), z(6, 1)),
+        (y(5, 5), torch.randn(5, 5, generator=g)),                # no grad
+    ]
