@@ -30,6 +30,9 @@ class CalleeResolver:
         index = self.evaluator.index
         if isinstance(func, ast.Name) and func.id in self.instance_classes:
             return self._forwards_of(self.instance_classes[func.id])  # layer(x)
+        constructed = self._constructed_class(func)
+        if constructed is not None:
+            return self._forwards_of((constructed.name,))  # DiceHelper(...)(y_pred, y)
         if (
             isinstance(func, ast.Subscript)
             and isinstance(func.value, ast.Attribute)
@@ -116,8 +119,18 @@ class CalleeResolver:
                 found.append((forward, self.evaluator.index.owner.get(id(forward)), True))
         return found
 
+    def _constructed_class(self, value: ast.expr) -> ClassInfo | None:
+        """The in-file class `value` constructs (`Helper(flag=True)`), unless its name is shadowed."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.evaluator.env:
+            return self.evaluator.index.classes.get(value.func.id)
+        return None
+
     def _instance_classes(self, value: ast.expr) -> list[ClassInfo]:
-        """The in-file classes of `self.encoder`, or of a local bound to one (`layer` in a loop)."""
+        """The in-file classes of `self.encoder`, of a local bound to one (`layer` in a loop), or of
+        an instance constructed in place (`Helper(flag=True).channel(y)`)."""
+        constructed = self._constructed_class(value)
+        if constructed is not None:
+            return [constructed]
         if isinstance(value, ast.Name):
             index = self.evaluator.index
             names = self.instance_classes.get(value.id, ())

@@ -19,12 +19,13 @@ NOT_A_TENSOR_NAME = re.compile(
     r"|steps|iters|iterations|epochs|repeats|rounds|trials|max_iter|max_iters|max_steps)$"
     r"|(^|_)(size|sizes|len|length|height|width|dim|dims|count|stride|rank|offset|shape|depth)$"
 )
-# Parameter names that announce a boolean mask (a `mask` word: `mask`, `padding_mask`, `mask_bool`,
-# `mask_2d`), unless another word says it is something else about a mask (`mask_idx`,
-# `mask_token`, `mask_ratio`); used only where a mask matters to dynamo (an index).
+# Parameter names that announce a boolean mask: a `mask` word (`mask`, `padding_mask`,
+# `audio_token_mask`, `mask_bool`, `mask_2d`), unless the word after it says the name is something
+# else about a mask (`mask_idx`, `mask_token`, `mask_ratio`); used only where a mask matters to
+# dynamo (an index).
 MASK_NAME = re.compile(
-    r"^(?!.*(?:^|_)(?:idx|index|indices|ids|id|pos|position|positions|len|lens|length|lengths|count|counts|ratio|prob|probs"
-    r"|token|tokens|value|values|fill|size|shape|dim|type|kind|mode|fn|func)(?:_|$))(?:.*_)?masks?(?:_.*)?$"
+    r"^(?:.*_)?masks?(?:_(?!(?:idx|index|indices|ids|id|pos|position|positions|len|lens|length|lengths|count|counts|ratio"
+    r"|prob|probs|token|tokens|value|values|fill|size|shape|dim|type|kind|mode|fn|func)(?:_|$)).*)?$"
 )
 _EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
 
