@@ -244,6 +244,24 @@ def test_unpacking_a_tensor_of_another_shape_raises_as_before(values: list, tmp_
     assert errors[:2] == errors[2:], errors  # eagerly and compiled, the fixed code raises as the original does
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        # a held condition written back into its `if`
+        "import torch\n\n\n@torch.compile\ndef f(x, w):\n    total = w.sum().item()\n    # is the total positive?\n"
+        "    positive = total > 0\n    if positive:\n        x = x / total\n    return x\n",
+        # a selection bound to a name that only a count reads
+        "import torch\n\n\n@torch.compile\ndef f(x: torch.FloatTensor):\n    # is the total positive?\n    picked = x[x > 0]\n"
+        "    count = picked.size(0)\n    return x.sum() / (count + 1.0)\n",
+    ],
+)
+def test_a_fix_that_removes_a_line_keeps_the_comment_above_it(source: str) -> None:
+    result = fix_source(source, "f.py")
+    assert result.applied, [(d.key, d.reason) for d in result.declined]
+    assert "# is the total positive?\n" in result.fixed
+    compile(result.fixed, "f.py", "exec")
+
+
 def test_captured_size_needs_no_torch_check(tmp_path: Path) -> None:
     """Why the capture_scalar_outputs fix adds no `torch._check(n >= 0)` for a size: on torch 2.13
     the compiled code asserts the captured size itself, so a negative size raises under compile as

@@ -322,6 +322,31 @@ class FixContext:
                 return candidate
         raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
 
+    def remove_statement(self, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, replacements: dict) -> None:  # type: ignore[type-arg]
+        """Add to `replacements` the removal of `statement` (a simple statement), moving the comment
+        lines above it onto the next statement of its block, so a fix that removes a line keeps
+        what the user wrote about it."""
+        line = self.cst_node(function, statement, cst.SimpleStatementLine)
+        replacements[line] = cst.RemovalSentinel.REMOVE
+        if not any(empty.comment is not None for empty in line.leading_lines):
+            return
+        parent = self.parent(statement)
+        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and any(s is statement for s in b)), [])
+        index = next((i for i, s in enumerate(block) if s is statement), len(block))
+        if index + 1 >= len(block):
+            return  # the last statement of its block: nothing below to carry the comment
+        following = self.cst_node(function, block[index + 1], cst.BaseStatement)  # type: ignore[type-abstract]
+        existing = replacements.get(following)
+        if existing is not None and not isinstance(existing, cst.BaseStatement) and not callable(existing):
+            return  # replaced by several statements or removed too: the comment goes with the line
+        moved = list(line.leading_lines)
+
+        def with_comments(updated: cst.CSTNode) -> cst.CSTNode:
+            base = existing(updated) if callable(existing) else (existing if existing is not None else updated)
+            return base.with_changes(leading_lines=[*moved, *base.leading_lines])  # type: ignore[union-attr]
+
+        replacements[following] = with_comments
+
     def render(self, function: ast.FunctionDef | ast.AsyncFunctionDef, node: cst.CSTNode) -> str:
         """A libcst node's source in the style (indentation, line breaks) of `function`'s file."""
         return self._parsed(function).module.code_for_node(node)

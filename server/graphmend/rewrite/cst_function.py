@@ -213,7 +213,7 @@ def _alone(statement: cst.BaseStatement, indent: str, like: cst.Module) -> cst.M
 def _leaves_a_statement(replacement: object) -> bool:
     if isinstance(replacement, cst.FlattenSentinel):
         return len(replacement.nodes) > 0
-    return isinstance(replacement, cst.CSTNode)
+    return isinstance(replacement, cst.CSTNode) or callable(replacement)  # a callable changes the node it is given
 
 
 def _wrapper_ids(alone: cst.Module, statement: cst.BaseStatement) -> set[int]:
@@ -244,4 +244,4 @@ class _Replacer(cst.CSTTransformer):
         if replacement is None:
             return updated_node
         self.pending.discard(id(original_node))
-        return replacement
+        return replacement(updated_node) if callable(replacement) else replacement  # a callable: the node as updated below

@@ -135,6 +135,18 @@ def selection_count(ctx: FixContext, node: ast.AST) -> SelectionCount | None:
     if mask is None:
         return None
     assert isinstance(node, ast.expr)
+    found = counted_by(ctx, node)
+    if found is None:
+        return None
+    counted, whole_numel = found
+    if whole_numel and selected is None:
+        return SelectionCount(counted, mask, None, per_element=True)  # nonzero(): one row of indices per element
+    return SelectionCount(counted, mask, selected)
+
+
+def counted_by(ctx: FixContext, node: ast.expr) -> tuple[ast.expr, bool] | None:
+    """The count `node` is the operand of (`len(node)`, `node.numel()`, `node.size(0)`,
+    `node.shape[0]`), and whether it counts every element (`numel`), or None."""
     parent = ctx.parent(node)
     counted: ast.expr | None = None
     whole_numel = False
@@ -149,11 +161,7 @@ def selection_count(ctx: FixContext, node: ast.AST) -> SelectionCount | None:
                 counted = outer
         elif isinstance(outer, ast.Subscript) and outer.value is parent and parent.attr == "shape" and _is_zero(outer.slice):
             counted = outer
-    if counted is None:
-        return None
-    if whole_numel and selected is None:
-        return SelectionCount(counted, mask, None, per_element=True)  # nonzero(): one row of indices per element
-    return SelectionCount(counted, mask, selected)
+    return (counted, whole_numel) if counted is not None else None
 
 
 def _nonzero_mask(ctx: FixContext, node: ast.AST) -> ast.expr | None:

@@ -62,8 +62,9 @@ class HeldConditionFixer:
         code = ctx.code(value)
         text = code if isinstance(value, ATOMIC) or branch.test is use else f"({code})"
         target = ctx.cst_node(function, use, cst.Name)
-        removed = ctx.cst_node(function, assignment, cst.SimpleStatementLine)
-        edits = [ctx.rewrite(function, {target: cst.parse_expression(text), removed: cst.RemovalSentinel.REMOVE})]
+        replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {target: cst.parse_expression(text)}
+        ctx.remove_statement(function, assignment, replacements)
+        edits = [ctx.rewrite(function, replacements)]
         why = f"the condition held in `{name}` would be tested by its `if`"
         # where the finding is in a value the condition reads (`s = t.item()` before `positive = s > 0`), it stays there
         also = None if statement is assignment or statement is branch else (statement.lineno, statement.end_lineno or statement.lineno)

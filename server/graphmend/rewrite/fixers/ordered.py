@@ -123,7 +123,7 @@ class OrderedEffectFixer:
             replacement = call
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {target: replacement}
         for moved in [*prelude, *following]:
-            replacements[ctx.cst_node(function, moved, cst.SimpleStatementLine)] = cst.RemovalSentinel.REMOVE
+            ctx.remove_statement(function, moved, replacements)
         edits = [ctx.rewrite(function, replacements), *module_edits(ctx, function, site_text(ctx, name, site, origin))]
         return Fix(finding, _title(effects, ctx, block), Safety.SAFE, tuple(edits))
 

@@ -16,6 +16,7 @@ no break, same values. It must not change what it feeds (taxonomy P03, P08):
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 import libcst as cst
@@ -38,8 +39,9 @@ from ..compile_checks import (
 from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
+from ..purity import check_pure
 from ..py_types import BOOL, FLOAT, INT, Function, own_nodes, value_type
-from ..selections import reference_root, rereadable, selection_count
+from ..selections import SelectionCount, counted_by, reference_root, rereadable, selection_count, selection_of
 from ..signatures import FLOATS, SCALAR_SHAPE, UNKNOWN, Sig, Signatures, floating_names
 from .conditions import EXACT_DOUBLE_INT, condition_text, is_float_literal, is_small_int, literal_value, python_float_name
 
@@ -125,6 +127,10 @@ class ScalarFixer:
         node = ctx.node_for(finding, (ast.Subscript, ast.Call))
         function = ctx.function_of(node) if node is not None else None
         count = selection_count(ctx, node) if node is not None and function is not None else None
+        binding: ast.Assign | None = None
+        if count is None and node is not None and function is not None:
+            # `valid = x[m]` then only `n = valid.size(0)`: the count, with the binding gone
+            count, binding = _bound_selection_count(ctx, function, node)  # type: ignore[arg-type]
         if count is None or function is None:
             raise DeclineError("not-a-count", "the selection is not only counted")
         statement = ctx.statement_of(count.node)
@@ -139,8 +145,15 @@ class ScalarFixer:
                 if not rereadable(count.mask) or reference_root(count.selected) is None:
                     raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(count.mask, 30)}` has the shape of `{ctx.excerpt(count.selected, 30)}`")
                 check = call_text(MASK_SELECTS_ALIKE, ctx.code(count.mask), ctx.code(count.selected))
-                replacement = checked_or_original(replacement, check, f"{torch}.as_tensor({ctx.code(count.node)})")
-        return self._plan_number(finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count)
+                original = ctx.code(count.node)
+                if binding is not None:  # the name is gone: the original count reads the selection itself
+                    name = binding.targets[0].id  # type: ignore[attr-defined]
+                    original = re.sub(rf"\b{name}\b", lambda _: f"({ctx.code(binding.value)})", original, count=1)
+                replacement = checked_or_original(replacement, check, f"{torch}.as_tensor({original})")
+        removed = (binding,) if binding is not None else ()
+        return self._plan_number(
+            finding, ctx, function, signatures, count.node, count.mask, replacement, ("const", "int64"), "count", self.title_count, removed=removed
+        )
 
     def _plan_choice(self, finding: Finding, ctx: FixContext) -> Fix:
         """`s = 0.5 if t.mean() > 0 else 2.0`: two number literals of one type chosen by a tensor
@@ -221,6 +234,7 @@ class ScalarFixer:
         title: str,
         depth: int = 0,
         hoist: str | None = None,
+        removed: tuple[ast.stmt, ...] = (),
     ) -> Fix:
         """The number `call` evaluates to, kept as the 0-d tensor `replacement`, wherever its uses
         allow it (tensor arithmetic, Python arithmetic before it, a local read only so, the
@@ -261,6 +275,8 @@ class ScalarFixer:
         }
         if hoist is not None:
             replacements = _hoisted(ctx, function, end, tensor, hoist, replacement)
+        for statement in removed:
+            ctx.remove_statement(function, statement, replacements)
         replacements.update({_cst_of(ctx, function, node): cst.parse_expression(text) for node, text in chains})
         edits = [ctx.rewrite(function, replacements)]
         for helper in (FLOAT_DIVISOR, INT_DIVISOR, NUMBER_DTYPE, MASK_SELECTS_ALIKE, ONE_VALUE, DIVIDE_BY_NUMBER):
@@ -487,6 +503,41 @@ class ScalarFixer:
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
+
+
+def _bound_selection_count(ctx: FixContext, function: ast.AST, node: ast.expr) -> tuple[SelectionCount | None, ast.Assign | None]:
+    """`valid = x[m]` whose name is read once, by a count later in the same block
+    (`n = valid.size(0)`, `len(valid)`): the count of that selection, and the binding to remove.
+    The mask is evaluated where the count is instead of where the selection was: it must be pure,
+    and what runs between may only bind other names to pure values."""
+    selection = selection_of(ctx, node, trusted=True)
+    binding = ctx.parent(node)
+    if selection is None or not (
+        isinstance(binding, ast.Assign) and binding.value is node and len(binding.targets) == 1 and isinstance(binding.targets[0], ast.Name)
+    ):
+        return None, None
+    name = binding.targets[0].id
+    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    if len(stores) != 1 or len(reads) != 1:
+        return None, None
+    found = counted_by(ctx, reads[0])
+    block = _block_of(function, binding)
+    reader = ctx.statement_of(reads[0])
+    if found is None or found[1] or block is None or not any(s is reader for s in block):
+        return None, None  # not a row count, or not later in the same block
+    start = next(i for i, s in enumerate(block) if s is binding)
+    end = next(i for i, s in enumerate(block) if s is reader)
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    for between in block[start + 1 : end]:
+        targets = between.targets if isinstance(between, ast.Assign) else []
+        if not targets or not all(isinstance(t, ast.Name) and t.id not in read for t in targets):
+            return None, None
+        check_pure(ctx, between.value, f"`{ctx.excerpt(between, 40)}` (the mask would now be evaluated after it)")  # type: ignore[attr-defined]
+    if end <= start:
+        return None, None
+    check_pure(ctx, selection.mask, "the mask (now evaluated where the selection is counted)")
+    return SelectionCount(found[0], selection.mask, selection.tensor), binding
 
 
 def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.expr) -> str:
