@@ -253,6 +253,9 @@ def test_unpacking_a_tensor_of_another_shape_raises_as_before(values: list, tmp_
         # a selection bound to a name that only a count reads
         "import torch\n\n\n@torch.compile\ndef f(x: torch.FloatTensor):\n    # is the total positive?\n    picked = x[x > 0]\n"
         "    count = picked.size(0)\n    return x.sum() / (count + 1.0)\n",
+        # a number chosen by an if/else, whose comments go above the conditional expression
+        "import torch\n\n\n@torch.compile\ndef f(x, t):\n    if (t < 0).any():  # is the total positive?\n"
+        "        gamma = 0.1\n    else:\n        gamma = 1.0\n    return x * gamma\n",
     ],
 )
 def test_a_fix_that_removes_a_line_keeps_the_comment_above_it(source: str) -> None:

@@ -227,6 +227,11 @@ class _Lifter:
             return
         if isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             raise DeclineError("unsupported-expression", f"`{self.ctx.excerpt(expr, 40)}` cannot be moved into the op")
+        changing = next((n for n in ast.walk(expr) if _changes_in_place(n)), None)
+        if changing is not None:
+            # `other = loss.mul_(2).item()` after `value = loss.item()`: the op's arguments are all
+            # evaluated before its body runs, so the change would come before the earlier read
+            raise DeclineError("in-place-call", f"`{self.ctx.excerpt(changing, 40)}` changes a tensor in place: the op's arguments would run it before the body's earlier reads")
         kind = self.ctx.kind(expr)
         liftable = not isinstance(expr, (ast.BoolOp, ast.IfExp)) and not self.breaks_inside(expr)
         if kind in TENSOR_KINDS and liftable and (not conditional or _is_reference(expr)):
@@ -432,6 +437,11 @@ class _Lifter:
         while name in self.taken or name in self.local:
             name, number = f"{base}_{number}", number + 1
         return name
+
+
+def _changes_in_place(node: ast.AST) -> bool:
+    """`t.mul_(2)`, `t.clamp_(...)`: a method call that changes its receiver (not `__dunder__`/`_private`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.startswith("_")
 
 
 def _is_reference(expr: ast.expr) -> bool:

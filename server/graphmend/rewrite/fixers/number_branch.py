@@ -41,11 +41,33 @@ class NumberBranchFixer:
         needs_parentheses = isinstance(branch.test, (ast.IfExp, ast.Lambda, ast.NamedExpr))
         text = f"{name} = {ctx.code(chosen)} if {f'({test})' if needs_parentheses else test} else {ctx.code(other)}"
         target = ctx.cst_node(function, branch, cst.If)
-        replacement = cst.parse_statement(text + "\n").with_changes(leading_lines=target.leading_lines)
+        # the comments inside the `if` (on its lines, above each assignment) go above the new line
+        inside = [cst.EmptyLine(comment=comment) for comment in _comments(target)]
+        replacement = cst.parse_statement(text + "\n").with_changes(leading_lines=[*target.leading_lines, *inside])
         edits = [ctx.rewrite(function, {target: replacement})]
         why = f"`{name}` would be chosen by a conditional expression"
-        require_line_fixed_after(ctx, edits, finding.function, branch.lineno, Safety.SAFE, why)
+        require_line_fixed_after(ctx, edits, finding.function, branch.lineno + len(inside), Safety.SAFE, why)  # below the moved comments
         return Fix(finding, TITLE.format(name=name), Safety.SAFE, tuple(edits))
+
+
+def _comments(node: cst.If) -> list[cst.Comment]:
+    """The comments written inside the `if` statement (not those above it), in order."""
+    found: list[cst.Comment] = []
+    leading = {id(line) for line in node.leading_lines}
+
+    class Collect(cst.CSTVisitor):
+        def visit_EmptyLine(self, line: cst.EmptyLine) -> bool:
+            if line.comment is not None and id(line) not in leading:
+                found.append(line.comment)
+            return False
+
+        def visit_TrailingWhitespace(self, trailing: cst.TrailingWhitespace) -> bool:
+            if trailing.comment is not None:
+                found.append(trailing.comment)
+            return False
+
+    node.visit(Collect())
+    return found
 
 
 def _numbers(branch: ast.If) -> tuple[str, ast.expr, ast.expr]:

@@ -199,6 +199,10 @@ class ScalarFixer:
             raise DeclineError("not-unpacked", "the names are not distinct names of a function")
         if ctx.kind(tensor) not in TENSOR_KINDS or ctx.kind(tensor) in MAYBE_PYTHON_KINDS:
             raise DeclineError("not-a-tensor", f"`{ctx.excerpt(tensor, 30)}` may be a Python value when the code runs")
+        if reference_root(tensor) is None:
+            # the shape check reads the tensor again: a call (`make(x).tolist()`, `torch.randn(2)`)
+            # would run twice, printing or drawing twice
+            raise DeclineError("unpacked-not-a-name", f"`{ctx.excerpt(tensor, 30)}` is computed, not a name: checking its shape would compute it again")
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         value_dtype = signatures._norm(signatures.of(tensor).dtype)
         tested: list[ast.If] = []
@@ -534,10 +538,24 @@ def _bound_selection_count(ctx: FixContext, function: ast.AST, node: ast.expr) -
         if not targets or not all(isinstance(t, ast.Name) and t.id not in read for t in targets):
             return None, None
         check_pure(ctx, between.value, f"`{ctx.excerpt(between, 40)}` (the mask would now be evaluated after it)")  # type: ignore[attr-defined]
-    if end <= start:
-        return None, None
+    if end <= start or any(_may_change_tensors(ctx, n) for n in ast.walk(reader)):  # type: ignore[arg-type]
+        return None, None  # the reading statement may change what the mask reads before the count
     check_pure(ctx, selection.mask, "the mask (now evaluated where the selection is counted)")
     return SelectionCount(found[0], selection.mask, selection.tensor), binding
+
+
+def _may_change_tensors(ctx: FixContext, node: ast.AST) -> bool:
+    """A call that may change a tensor in place: an in-place method (`t.clamp_()`), or a call of
+    anything but torch's functions, builtins and a tensor's own (not in-place) methods."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+        return True
+    if isinstance(func, ast.Attribute) and ctx.kind(func.value) in TENSOR_KINDS:
+        return False
+    name = ctx.qualname(func) or ""
+    return not name.startswith(("torch.", "builtins.", "math."))
 
 
 def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.expr) -> str:
