@@ -57,7 +57,28 @@ def require_tests_fixed_after(
     """Decline unless, after `edits`, every finding in the test of `branch` (an `if` of
     `function`, found again as the same `if` in source order) and on the lines `also` (which the
     edits do not move) has a fix at `level`, and there is one: the edits only move code into that
-    test, which then must be what a fixer rewrites."""
+    test, which then must be what a fixer rewrites. Each finding of a held condition asks with the
+    same edits: the answer is remembered per edits (each costs a re-analysis of the file)."""
+    key = ("tests-fixed-after", qualname, tuple((e.span, e.new_text) for e in edits), id(branch), also, level)
+    problem = ctx.remember(key, lambda: _tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also))
+    if problem is not None:
+        raise DeclineError("follow-up", problem)
+
+
+def _tests_fixed_after(
+    ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branch: ast.If, level: Safety, why: str, also: tuple[int, int] | None
+) -> str | None:
+    """`require_tests_fixed_after`'s answer: None, or why not."""
+    try:
+        _check_tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also)
+    except DeclineError as declined:
+        return declined.reason
+    return None
+
+
+def _check_tests_fixed_after(
+    ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branch: ast.If, level: Safety, why: str, also: tuple[int, int] | None
+) -> None:
     from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
 
     order = _own_branches(function)

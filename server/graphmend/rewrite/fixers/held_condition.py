@@ -47,6 +47,10 @@ class HeldConditionFixer:
             raise DeclineError("not-a-held-condition", "the code is not inside a function")
         assignment, branch, use = _held(ctx, function, statement)
         name = use.id
+        if any(isinstance(s, (ast.Break, ast.Continue)) for s in [*branch.body, *branch.orelse]):
+            # no fixer rewrites a branch that leaves a loop (LayerDrop's `if p < drop: continue`):
+            # said before the look-ahead, which re-analyses the file
+            raise DeclineError("held-condition-jump", f"the `if` that tests `{name}` leaves a loop (`break`/`continue`), which no fix rewrites")
         siblings = _siblings(ctx, assignment)
         if not any(s is branch for s in siblings):
             raise DeclineError("held-condition-apart", f"`{name}` is assigned in another block than the `if` that tests it")
@@ -77,11 +81,11 @@ def _held(ctx: FixContext, function: Function, statement: ast.stmt, follow: bool
     `follow`, also from a value that the held condition reads)."""
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
         name = statement.targets[0].id
-        reads = _reads(function, name)
+        reads = _reads(ctx, function, name)
         if len(reads) == 1:
             branch = ctx.statement_of(reads[0])
             if isinstance(branch, ast.If) and ctx.contains(branch.test, reads[0]):
-                _bound_once(function, name)
+                _bound_once(ctx, function, name)
                 return statement, branch, reads[0]
         # `s = t.sum().item()` read by `positive = s > 0`, which only an `if` reads: that one
         for read in reads if follow else []:
@@ -95,34 +99,54 @@ def _held(ctx: FixContext, function: Function, statement: ast.stmt, follow: bool
     if isinstance(statement, ast.If):
         names = [n for n in ast.walk(statement.test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         for use in names:
-            if len(_reads(function, use.id)) != 1:
+            if len(_reads(ctx, function, use.id)) != 1:
                 continue
-            assignment = _only_assignment(function, use.id)
+            assignment = _only_assignment(ctx, function, use.id)
             if assignment is not None:
-                _bound_once(function, use.id)
+                _bound_once(ctx, function, use.id)
                 return assignment, statement, use
     raise DeclineError("not-a-held-condition", "the test reads no condition held in a name")
 
 
-def _reads(function: Function, name: str) -> list[ast.Name]:
+class _Names:
+    """Every name's reads, bindings and one-name assignments in a function (nested functions
+    included), gathered in one walk: a function with hundreds of findings asks for many names."""
+
+    def __init__(self, function: Function) -> None:
+        self.reads: dict[str, list[ast.Name]] = {}
+        self.stores: dict[str, int] = {}
+        self.assignments: dict[str, list[ast.Assign]] = {}
+        self.declared: set[str] = set()
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name):
+                if isinstance(node.ctx, ast.Load):
+                    self.reads.setdefault(node.id, []).append(node)
+                else:
+                    self.stores[node.id] = self.stores.get(node.id, 0) + 1
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.assignments.setdefault(node.targets[0].id, []).append(node)
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                self.declared.update(node.names)
+        self.parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+
+
+def _names(ctx: FixContext, function: Function) -> _Names:
+    return ctx.remember(("held-condition-names", id(function)), lambda: _Names(function))
+
+
+def _reads(ctx: FixContext, function: Function, name: str) -> list[ast.Name]:
     """Every read of `name` in the function, nested functions included (a closure reads it too)."""
-    return [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    return _names(ctx, function).reads.get(name, [])
 
 
-def _only_assignment(function: Function, name: str) -> ast.Assign | None:
-    found = [
-        n
-        for n in ast.walk(function)
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name
-    ]
+def _only_assignment(ctx: FixContext, function: Function, name: str) -> ast.Assign | None:
+    found = _names(ctx, function).assignments.get(name, [])
     return found[0] if len(found) == 1 else None
 
 
-def _bound_once(function: Function, name: str) -> None:
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
-    declared = any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function))
-    parameter = name in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    if len(stores) != 1 or declared or parameter:
+def _bound_once(ctx: FixContext, function: Function, name: str) -> None:
+    names = _names(ctx, function)
+    if names.stores.get(name, 0) != 1 or name in names.declared or name in names.parameters:
         raise DeclineError("held-condition-rebound", f"`{name}` is bound more than once, or outside the function")
 
 
