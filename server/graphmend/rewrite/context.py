@@ -322,6 +322,15 @@ class FixContext:
                 return candidate
         raise DeclineError("no-cst-match", "could not locate the code to rewrite (unusual formatting)")
 
+    def block_of(self, statement: ast.stmt) -> list[ast.stmt]:
+        """The statement list holding `statement` (its parent's body, orelse or finalbody), or []."""
+        parent = self.parent(statement)
+        for field_name in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field_name, None)
+            if isinstance(block, list) and any(s is statement for s in block):
+                return block
+        return []
+
     def remove_statement(self, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.stmt, replacements: dict) -> None:  # type: ignore[type-arg]
         """Add to `replacements` the removal of `statement` (a simple statement), moving the comment
         lines above it onto the next statement of its block, so a fix that removes a line keeps
@@ -330,8 +339,7 @@ class FixContext:
         replacements[line] = cst.RemovalSentinel.REMOVE
         if not any(empty.comment is not None for empty in line.leading_lines):
             return
-        parent = self.parent(statement)
-        block = next((b for b in (getattr(parent, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list) and any(s is statement for s in b)), [])
+        block = self.block_of(statement)
         index = next((i for i, s in enumerate(block) if s is statement), len(block))
         if index + 1 >= len(block):
             return  # the last statement of its block: nothing below to carry the comment

@@ -277,6 +277,11 @@ def reachable_after(ctx: FixContext, function: ast.AST, check: ast.stmt) -> list
     return found
 
 
+def is_in_place_call(node: ast.AST) -> bool:
+    """`t.mul_(2)`, `t.clamp_(...)`: a method call that changes its receiver (not `_private`/`__dunder__`)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.startswith("_")
+
+
 def changes_in_place(node: ast.AST, name: str) -> bool:
     """`name += ...` (in place on a tensor), `name.op_(...)` (also through a view of it,
     `name.view(-1).add_(1)`), `name[...] = ...`, `name.data = ...`, `f(..., out=name)`."""
@@ -287,7 +292,8 @@ def changes_in_place(node: ast.AST, name: str) -> bool:
         return any(isinstance(t, (ast.Subscript, ast.Attribute)) and _base_name(t) == name for t in node.targets)
     if isinstance(node, ast.Call):
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+        if is_in_place_call(node):
+            assert isinstance(func, ast.Attribute)
             if _base_name(func.value) == name:
                 return True
             # `torch.sigmoid_(t)`, `torch.Tensor.sub_(t, 5)`: a function that changes its first argument

@@ -14,9 +14,9 @@ import ast
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..analysis import analyze_detailed
+from ..analysis import AnalysisResult, analyze_detailed
 from ..config import Config
-from ..findings import Edit
+from ..findings import Edit, Finding
 from ..textedits import apply_edits
 from .context import FixContext
 from .model import Declined, DeclineError, Safety
@@ -31,8 +31,7 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
     from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
 
     order = _own_branches(function)
-    text = apply_edits(ctx.text, list(edits))
-    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
+    result = _reanalysed(ctx, edits, qualname)
     rewritten = _function_named(result.tree, qualname) if result.tree is not None else None
     if rewritten is None:
         raise DeclineError("follow-up", f"{why}, and the rewritten function could not be found again")
@@ -60,56 +59,40 @@ def require_tests_fixed_after(
     test, which then must be what a fixer rewrites. Each finding of a held condition asks with the
     same edits: the answer is remembered per edits (each costs a re-analysis of the file)."""
     key = ("tests-fixed-after", qualname, tuple((e.span, e.new_text) for e in edits), id(branch), also, level)
-    problem = ctx.remember(key, lambda: _tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also))
-    if problem is not None:
-        raise DeclineError("follow-up", problem)
-
-
-def _tests_fixed_after(
-    ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branch: ast.If, level: Safety, why: str, also: tuple[int, int] | None
-) -> str | None:
-    """`require_tests_fixed_after`'s answer: None, or why not."""
-    try:
-        _check_tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also)
-    except DeclineError as declined:
-        return declined.reason
-    return None
+    ctx.remember_or_decline(key, lambda: _check_tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also))
 
 
 def _check_tests_fixed_after(
     ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branch: ast.If, level: Safety, why: str, also: tuple[int, int] | None
 ) -> None:
-    from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
-
     order = _own_branches(function)
-    text = apply_edits(ctx.text, list(edits))
-    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
+    result = _reanalysed(ctx, edits, qualname)
     rewritten = _function_named(result.tree, qualname) if result.tree is not None else None
     after_order = _own_branches(rewritten) if rewritten is not None else []
     if len(after_order) != len(order):
         raise DeclineError("follow-up", f"{why}, and the rewritten function could not be matched with the original")
     test = after_order[next(i for i, b in enumerate(order) if b is branch)].test
-    first, last = test.lineno, test.end_lineno or test.lineno
-    ranges = [(first, last), *([also] if also else [])]
-    findings = [f for f in result.findings if f.function == qualname and any(a <= f.span.start_line <= b for a, b in ranges)]
-    if not findings:
-        raise DeclineError("follow-up", f"{why}, where no finding was expected to remain for a fixer to rewrite")
-    after = FixContext(result)
-    for finding in findings:
-        outcome = plan_fix(finding, after, level, riskier=False)
-        if isinstance(outcome, Declined):
-            raise DeclineError("follow-up", f"{why}, where it would still break: {outcome.reason}")
+    ranges = [(test.lineno, test.end_lineno or test.lineno), *([also] if also else [])]
+    _require_all_fixed(result, [f for f in result.findings if f.function == qualname and any(a <= f.span.start_line <= b for a, b in ranges)], level, why)
 
 
 def require_line_fixed_after(ctx: FixContext, edits: Sequence[Edit], qualname: str, line: int, level: Safety, why: str) -> None:
     """Decline unless, after `edits`, the findings of function `qualname` that start on `line` (of
     the rewritten text: the edits must leave the lines above it as they were) have fixes at
     `level`, and there is one."""
+    result = _reanalysed(ctx, edits, qualname)
+    _require_all_fixed(result, [f for f in result.findings if f.function == qualname and f.span.start_line == line], level, why)
+
+
+def _reanalysed(ctx: FixContext, edits: Sequence[Edit], qualname: str) -> AnalysisResult:
+    """The file as `edits` would leave it, analysed as the engine's next round will (walking `qualname`)."""
+    return analyze_detailed(apply_edits(ctx.text, list(edits)), ctx.result.path, focused(ctx, qualname), keep_facts=True)
+
+
+def _require_all_fixed(result: AnalysisResult, findings: list[Finding], level: Safety, why: str) -> None:
+    """Decline unless `findings` (of the re-analysed `result`) are some, and each has a fix at `level`."""
     from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
 
-    text = apply_edits(ctx.text, list(edits))
-    result = analyze_detailed(text, ctx.result.path, focused(ctx, qualname), keep_facts=True)
-    findings = [f for f in result.findings if f.function == qualname and f.span.start_line == line]
     if not findings:
         raise DeclineError("follow-up", f"{why}, where no finding was expected to remain for a fixer to rewrite")
     after = FixContext(result)

@@ -30,8 +30,9 @@ from ..analysis.kinds import TENSOR_KINDS, Kind
 from ..quoting import excerpt
 from .context import FixContext
 from .effects import EFFECT_FUNCTIONS, METRIC_RECORDERS
+from .flow import is_in_place_call
 from .model import DeclineError
-from .purity import check_pure
+from .purity import is_pure
 from .py_types import STR, TEXT, VALUE, Function, PyType, own_nodes, stored_names, value_type
 from .selections import reference_root
 
@@ -202,11 +203,7 @@ class _Lifter:
         self.params, self.by_argument, self.replace, self.replace_field, self.taken = saved
 
     def speculable(self, expr: ast.expr) -> bool:
-        try:
-            check_pure(self.ctx, expr, "the value")
-        except DeclineError:
-            return False
-        return True
+        return is_pure(self.ctx, expr)
 
     def breaks_inside(self, expr: ast.expr) -> bool:
         """Whether dynamo breaks inside `expr` (a finding lies within it): evaluated at the call
@@ -227,7 +224,7 @@ class _Lifter:
             return
         if isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             raise DeclineError("unsupported-expression", f"`{self.ctx.excerpt(expr, 40)}` cannot be moved into the op")
-        changing = next((n for n in ast.walk(expr) if _changes_in_place(n)), None)
+        changing = next((n for n in ast.walk(expr) if is_in_place_call(n)), None)
         if changing is not None:
             # `other = loss.mul_(2).item()` after `value = loss.item()`: the op's arguments are all
             # evaluated before its body runs, so the change would come before the earlier read
@@ -437,11 +434,6 @@ class _Lifter:
         while name in self.taken or name in self.local:
             name, number = f"{base}_{number}", number + 1
         return name
-
-
-def _changes_in_place(node: ast.AST) -> bool:
-    """`t.mul_(2)`, `t.clamp_(...)`: a method call that changes its receiver (not `__dunder__`/`_private`)."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr.endswith("_") and not node.func.attr.startswith("_")
 
 
 def _is_reference(expr: ast.expr) -> bool:

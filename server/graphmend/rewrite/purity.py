@@ -72,6 +72,15 @@ def _fail(key: str, reason: str) -> DeclineError:
     return DeclineError(key, reason)
 
 
+def is_pure(ctx: FixContext, expr: ast.AST) -> bool:
+    """`check_pure` as a yes/no, for callers that fall back rather than decline."""
+    try:
+        check_pure(ctx, expr, "the value")
+    except DeclineError:
+        return False
+    return True
+
+
 def check_pure(ctx: FixContext, expr: ast.AST, role: str, depth: int = 0) -> None:
     """Raise DeclineError unless `expr` can be evaluated speculatively (see module docstring)."""
     for node in ast.walk(expr):

@@ -51,7 +51,7 @@ class HeldConditionFixer:
             # no fixer rewrites a branch that leaves a loop (LayerDrop's `if p < drop: continue`):
             # said before the look-ahead, which re-analyses the file
             raise DeclineError("held-condition-jump", f"the `if` that tests `{name}` leaves a loop (`break`/`continue`), which no fix rewrites")
-        siblings = _siblings(ctx, assignment)
+        siblings = ctx.block_of(assignment)
         if not any(s is branch for s in siblings):
             raise DeclineError("held-condition-apart", f"`{name}` is assigned in another block than the `if` that tests it")
         start = next(i for i, s in enumerate(siblings) if s is assignment)
@@ -148,15 +148,6 @@ def _bound_once(ctx: FixContext, function: Function, name: str) -> None:
     names = _names(ctx, function)
     if names.stores.get(name, 0) != 1 or name in names.declared or name in names.parameters:
         raise DeclineError("held-condition-rebound", f"`{name}` is bound more than once, or outside the function")
-
-
-def _siblings(ctx: FixContext, statement: ast.stmt) -> list[ast.stmt]:
-    parent = ctx.parent(statement)
-    for field_name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field_name, None)
-        if isinstance(block, list) and any(s is statement for s in block):
-            return block
-    return []
 
 
 def _check_unobservable(ctx: FixContext, statement: ast.stmt, read: set[str]) -> None:

@@ -39,7 +39,7 @@ from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
-from ..purity import check_pure
+from ..purity import check_pure, is_pure
 from ..py_types import Function, own_nodes
 
 # Methods that change the object they are called on (containers, caches): state whose order
@@ -250,7 +250,7 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: li
         assert isinstance(previous, ast.Assign)
         if read_after(ctx, last, name) or _bindings(function, name) != 1 or name in {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}:
             break
-        if not _breaks(ctx, previous) and not makes_metric_recorder(ctx, previous.value) and not _pure(ctx, previous.value):
+        if not _breaks(ctx, previous) and not makes_metric_recorder(ctx, previous.value) and not is_pure(ctx, previous.value):
             break
         found.insert(0, previous)
         reads |= {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}
@@ -265,14 +265,6 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: li
 def _breaks(ctx: FixContext, assignment: ast.Assign) -> bool:
     span = ctx.span(assignment.value)
     return any(span.contains(f.span) for f in ctx.result.findings)
-
-
-def _pure(ctx: FixContext, value: ast.expr) -> bool:
-    try:
-        check_pure(ctx, value, "the value")
-    except DeclineError:
-        return False
-    return True
 
 
 def _following_reports(ctx: FixContext, block: ast.stmt, local: set[str]) -> list[ast.stmt]:
@@ -298,23 +290,14 @@ def _single_name(stmt: ast.stmt | None) -> str | None:
     return None
 
 
-def _siblings(ctx: FixContext, stmt: ast.stmt) -> list[ast.stmt]:
-    parent = ctx.parent(stmt)
-    for field_name in ("body", "orelse", "finalbody"):
-        block = getattr(parent, field_name, None)
-        if isinstance(block, list) and any(s is stmt for s in block):
-            return block
-    return []
-
-
 def _previous_sibling(ctx: FixContext, stmt: ast.stmt) -> ast.stmt | None:
-    block = _siblings(ctx, stmt)
+    block = ctx.block_of(stmt)
     index = next((i for i, s in enumerate(block) if s is stmt), 0)
     return block[index - 1] if index > 0 else None
 
 
 def _next_sibling(ctx: FixContext, stmt: ast.stmt) -> ast.stmt | None:
-    block = _siblings(ctx, stmt)
+    block = ctx.block_of(stmt)
     index = next((i for i, s in enumerate(block) if s is stmt), len(block))
     return block[index + 1] if index + 1 < len(block) else None
 

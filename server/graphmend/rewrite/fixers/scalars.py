@@ -37,6 +37,7 @@ from ..compile_checks import (
     helper_edits,
 )
 from ..context import FixContext
+from ..flow import is_in_place_call
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
@@ -58,6 +59,10 @@ def _snapshot(ctx: FixContext, tensor: ast.expr) -> str:
     return detached if is_fresh(ctx, tensor) else f"{detached}.clone()"
 
 
+def _not_one_value(ctx: FixContext, tensor: ast.expr) -> DeclineError:
+    return DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+
+
 def _zero_d(ctx: FixContext, signatures: Signatures, tensor: ast.expr, call: ast.expr) -> str:
     """The snapshot of `tensor` as the 0-d tensor the Python number becomes. `.item()` and
     `float()` take any tensor of one element: one of shape (1, 1) kept as it is would broadcast
@@ -68,7 +73,7 @@ def _zero_d(ctx: FixContext, signatures: Signatures, tensor: ast.expr, call: ast
     if ctx.kind(tensor) in SCALAR_KINDS or signatures.of(tensor).shape == SCALAR_SHAPE:
         return snapshot
     if not rereadable(tensor):
-        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+        raise _not_one_value(ctx, tensor)
     torch = ctx.torch_name()
     return checked_or_original(f"{snapshot}.reshape(())", call_text(ONE_VALUE, ctx.code(tensor)), f"{torch}.as_tensor({ctx.code(call)})")
 
@@ -526,9 +531,9 @@ def _bound_selection_count(ctx: FixContext, function: ast.AST, node: ast.expr) -
     if len(stores) != 1 or len(reads) != 1:
         return None, None
     found = counted_by(ctx, reads[0])
-    block = _block_of(function, binding)
+    block = ctx.block_of(binding)
     reader = ctx.statement_of(reads[0])
-    if found is None or found[1] or block is None or not any(s is reader for s in block):
+    if found is None or found[1] or not any(s is reader for s in block):
         return None, None  # not a row count, or not later in the same block
     start = next(i for i, s in enumerate(block) if s is binding)
     end = next(i for i, s in enumerate(block) if s is reader)
@@ -550,7 +555,7 @@ def _may_change_tensors(ctx: FixContext, node: ast.AST) -> bool:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
-    if isinstance(func, ast.Attribute) and func.attr.endswith("_") and not func.attr.startswith("_"):
+    if is_in_place_call(node):
         return True
     if isinstance(func, ast.Attribute) and ctx.kind(func.value) in TENSOR_KINDS:
         return False
@@ -565,12 +570,12 @@ def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.
     the same), so binding it one statement earlier changes no order."""
     statement = ctx.statement_of(call)
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
-        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+        raise _not_one_value(ctx, tensor)
     node: ast.AST = call
     while node is not statement.value:
         parent = ctx.parent(node)
         if not (isinstance(parent, ast.BinOp) and parent.left is node):
-            raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+            raise _not_one_value(ctx, tensor)
         node = parent
     taken = {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
     base = f"{statement.targets[0].id}_value"
@@ -594,7 +599,7 @@ def _hoisted(
     """The statement `target = <end>` as two: `name = <tensor>`, then `target = <replacement>`."""
     statement = ctx.statement_of(end)
     if not (isinstance(statement, ast.Assign) and statement.value is end):
-        raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(tensor, 30)}` is 0-d: a tensor of one element with dimensions would broadcast")
+        raise _not_one_value(ctx, tensor)
     line = ctx.cst_node(function, statement, cst.SimpleStatementLine)  # type: ignore[arg-type]
     if len(line.body) != 1 or not isinstance(line.body[0], cst.Assign):
         raise DeclineError("no-cst-match", "the assignment shares its line with other statements")
