@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 
+from .module_state import constructed_classes, instance_containers
 from .symbols import ClassInfo
 from .tensors import Evaluator
 
@@ -23,6 +24,7 @@ class CalleeResolver:
     def __init__(self, evaluator: Evaluator) -> None:
         self.evaluator = evaluator
         self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
+        self.container_classes: dict[str, tuple[str, ...]] = {}  # local display of instances -> their classes
 
     def callees(self, call: ast.Call) -> list[Callee]:
         """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
@@ -33,6 +35,10 @@ class CalleeResolver:
         constructed = self._constructed_class(func)
         if constructed is not None:
             return self._forwards_of((constructed.name,))  # DiceHelper(...)(y_pred, y)
+        if isinstance(func, ast.Subscript):
+            held_in = self._element_classes(func, iterating=False)
+            if held_in:
+                return self._forwards_of(held_in)  # metrics[which](pred, gold)
         if (
             isinstance(func, ast.Subscript)
             and isinstance(func.value, ast.Attribute)
@@ -152,6 +158,10 @@ class CalleeResolver:
             name = self.evaluator.qualname(value.func)
             if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
                 self.bind_instances(target.elts[1], value.args[0], True)
+            elif isinstance(value.func, ast.Attribute) and value.func.attr == "items" and not value.args and len(target.elts) == 2:
+                held = self._element_classes(value.func.value, iterating=True)  # for name, head in heads.items()
+                if isinstance(target.elts[1], ast.Name) and held:
+                    self.instance_classes[target.elts[1].id] = held
             return
         if not isinstance(target, ast.Name):
             return
@@ -165,15 +175,44 @@ class CalleeResolver:
                 and self.evaluator.cls is not None
             ):
                 found = self.evaluator.index.attr_classes_of(self.evaluator.cls, container.attr, element=True)
+            if not found:
+                found = self._infos(self._element_classes(value, iterating=True))  # for head in heads.values()
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.evaluator.env:
             info = self.evaluator.index.classes.get(value.func.id)
             found = [info] if info is not None else []
         else:
-            found = self._instance_classes(value)
+            found = self._instance_classes(value) or self._infos(self._element_classes(value, iterating=False))
         if found:
             self.instance_classes[target.id] = tuple(info.name for info in found)
         else:
             self.instance_classes.pop(target.id, None)
+        displayed = constructed_classes(self.evaluator.index, value) if not iterating else None
+        if displayed:
+            self.container_classes[target.id] = displayed  # heads = {"a": Head(2), "b": Head(3)}
+        else:
+            self.container_classes.pop(target.id, None)
+
+    def _element_classes(self, value: ast.expr, iterating: bool) -> tuple[str, ...]:
+        """The in-file classes an element of a display of instances may be, taken out of it with
+        `heads[k]` or `heads.get(k)`, or (when `iterating`) by looping over `heads`,
+        `heads.values()` or `heads.items()`' second element (see bind_instances)."""
+        holder: ast.expr | None = None
+        if isinstance(value, ast.Subscript) and not iterating:
+            holder = value.value
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args[1:]:
+            wanted = ("values",) if iterating else ("get",)
+            holder = value.func.value if value.func.attr in wanted and (iterating or value.args) else None
+        elif iterating:
+            holder = value
+        if not isinstance(holder, ast.Name):
+            return ()
+        if holder.id in self.container_classes:
+            return self.container_classes[holder.id]
+        return instance_containers(self.evaluator.index).get(holder.id, ())
+
+    def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:
+        classes = self.evaluator.index.classes
+        return [classes[name] for name in names if name in classes]
 
 
 def _is_staticmethod(function: ast.FunctionDef) -> bool:

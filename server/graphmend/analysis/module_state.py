@@ -20,6 +20,7 @@ _REGISTER_TENSOR = frozenset({"register_buffer", "register_parameter"})
 
 def complete_index(index: ModuleIndex, tree: ast.Module) -> None:
     _global_kinds(index, tree)
+    index.tree = tree
     for info in index.classes.values():
         init = info.methods.get("__init__")
         if init is not None:
@@ -48,6 +49,60 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
         if kind is not Kind.UNKNOWN:
             index.global_kinds[name] = kind
     index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
+
+
+def instance_containers(index: ModuleIndex) -> dict[str, tuple[str, ...]]:
+    """Names bound once in the file to a display of in-file class instances (see
+    ModuleIndex.instance_containers), computed on the first call that asks. A name bound anywhere
+    else, to anything, is left out: the file-wide view stands in for scopes, so it must not guess
+    between two bindings."""
+    if index.instance_containers is None:
+        index.instance_containers = _instance_containers(index, index.tree) if index.tree is not None and index.classes else {}
+    return index.instance_containers
+
+
+def _instance_containers(index: ModuleIndex, tree: ast.Module) -> dict[str, tuple[str, ...]]:
+    found: dict[str, tuple[str, ...] | None] = {}
+    for node in ast.walk(tree):
+        for target, value in _bindings(node):
+            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                single = isinstance(target, ast.Name) and name not in found
+                found[name] = constructed_classes(index, value) if single else None
+    return {name: classes for name, classes in found.items() if classes}
+
+
+def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
+    """The targets a statement or expression binds, each with the value it binds when one
+    expression gives it whole (None for loops, `with`, augmented assignments)."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            yield target, node.value
+    elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)):
+        yield node.target, node.value
+    elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension)):
+        yield node.target, None
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                yield item.optional_vars, None
+
+
+def constructed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
+    """The in-file classes a dict, list or tuple display constructs, where it only holds
+    constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise."""
+    if isinstance(value, ast.Dict):
+        elements = value.values if all(key is not None for key in value.keys) else []
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        elements = value.elts
+    else:
+        return None
+    names: list[str] = []
+    for element in elements:
+        if not (isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id in index.classes):
+            return None
+        if element.func.id not in names:
+            names.append(element.func.id)
+    return tuple(names) or None
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -110,6 +110,12 @@ class ModuleIndex:
     global_kinds: dict[str, Kind] = field(default_factory=dict)
     # module-level names bound once to an instance of an in-file class (`SPEC = Bounds(...)`)
     global_instances: dict[str, str] = field(default_factory=dict)
+    # names bound once in the file (in any scope) to a dict, list or tuple display whose every value
+    # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`): the classes
+    # an element may be, for a closure that dispatches on it (`metrics[which](pred, gold)`);
+    # None until a call asks (module_state.instance_containers computes it from `tree`)
+    instance_containers: dict[str, tuple[str, ...]] | None = None
+    tree: ast.Module | None = None
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
     inferred_returns: dict[int, Kind] = field(default_factory=dict)
     # (id(FunctionDef), n) -> which of the n elements its tuple `return`s give are masks (tensors._returned_elements)
