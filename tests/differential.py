@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import warnings
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,8 @@ def same(a: Any, b: Any, path: str = "output") -> list[str]:
         if not isinstance(b, (tuple, list)) or len(a) != len(b):
             return [f"{path}: {type(a).__name__} of {len(a)} vs {b!r}"]
         return [p for i, (x, y) in enumerate(zip(a, b)) for p in same(x, y, f"{path}[{i}]")]
+    if isinstance(a, dict) and isinstance(b, dict) and list(a) == list(b):
+        return [p for key in a for p in same(a[key], b[key], f"{path}[{key!r}]")]
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
             return [f"{path}: {type(a).__name__} vs {type(b).__name__}"]
@@ -34,6 +37,9 @@ def same(a: Any, b: Any, path: str = "output") -> list[str]:
         if not torch.allclose(a.double(), b.double(), atol=1e-6, rtol=1e-5, equal_nan=True):
             return [f"{path}: values differ, max abs diff {(a.double() - b.double()).abs().nan_to_num(0).max().item():.3g}"]
         return []
+    if type(a) is float and type(b) is float:  # a number read off a tensor: the tensors' tolerance
+        close = math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) or (math.isnan(a) and math.isnan(b))
+        return [] if close else [f"{path}: {a!r} vs {b!r}"]
     return [] if a == b else [f"{path}: {a!r} vs {b!r}"]
 
 

@@ -316,7 +316,8 @@ def test_fixed_code_compiles_under_inductor(before_path: Path, tmp_path: Path) -
     for number, (a, b) in enumerate(zip(eager, [*compiled.observations, *raising])):
         problems = same(a.output, b.output) if unsafe else differences(a, b, same, autograd_text=False)
         assert not problems, f"inductor, input #{number}: {problems}"
-    assert not compiled.break_sites, f"breaks under inductor at {sorted(compiled.break_sites)}"
+    if "PARTIAL = True" not in before_path.read_text(encoding="utf-8"):
+        assert not compiled.break_sites, f"breaks under inductor at {sorted(compiled.break_sites)}"
 
 
 # A capture flag traces the value, and a Python test on it then breaks instead: the flag fix

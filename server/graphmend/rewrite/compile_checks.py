@@ -89,6 +89,22 @@ def {name}(tensor, count):
     return isinstance(tensor, {torch}.Tensor) and tensor.dim() == 1 and tensor.shape[0] == count
 '''
 
+STACKABLE = "_graphmend_stackable"
+assert STACKABLE in TRUE_WHEN_FIXED_NAMES
+
+_STACKABLE_TEXT = '''
+
+def {name}(*tensors):
+    """Whether `tensors` are 0-d tensors of one dtype on one device, so that `.tolist()` of them
+    stacked gives, in one device sync, the numbers each `.item()` gives.
+
+    Added by GraphMend: decided from shapes and dtypes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False each `.item()` runs, as before.
+    """
+    first = tensors[0]
+    return all(isinstance(t, {torch}.Tensor) and t.dim() == 0 and t.dtype == first.dtype and t.device == first.device for t in tensors)
+'''
+
 MASK_SELECTS_ALIKE = "_graphmend_mask_selects_alike"
 assert MASK_SELECTS_ALIKE in TRUE_WHEN_FIXED_NAMES
 
@@ -388,6 +404,7 @@ _TEXTS = {
     STD_OF: _STD_OF_TEXT,
     LENGTHS_FIT: _LENGTHS_FIT_TEXT,
     LENGTH_POSITIONS: _LENGTH_POSITIONS_TEXT,
+    STACKABLE: _STACKABLE_TEXT,
 }
 
 

@@ -358,6 +358,8 @@ def mask_escape(ctx: FixContext, function: ast.AST, name: str) -> ast.AST | None
             if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
                 return node
         if isinstance(node, ast.Assign) and _base_name(node.value) == name and not is_fresh(ctx, node.value):
+            if all(isinstance(t, ast.Name) and t.id.startswith("_graphmend_") for t in node.targets):
+                continue  # a fix's own name for the mask (mask_hoist.py): nothing changes it
             if not (isinstance(node.value, ast.Subscript) and not isinstance(node.value.value, (ast.Call, ast.Attribute))):
                 return node  # `t = m` or a view; `x[m]`-style reads of `m` itself are selections, not aliases
         if isinstance(node, ast.Call) and any(_base_name(a) == name and isinstance(a, ast.Name) for a in [*node.args, *(k.value for k in node.keywords)]):

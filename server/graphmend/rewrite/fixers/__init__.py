@@ -14,6 +14,7 @@ from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .guarded_fill import GuardedMaskedFillFixer
 from .held_condition import HeldConditionFixer
+from .item_batch import ItemBatchFixer
 from .length_fill import LengthFillFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
@@ -50,6 +51,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
+    ItemBatchFixer(),  # after every fixer that keeps the number a tensor: it only batches the breaks
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
     MoEDispatchFixer(),
     MaskedExpertUpdateFixer(),

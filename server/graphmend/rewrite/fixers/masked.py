@@ -57,7 +57,7 @@ from ..mask_hoist import plan_with_mask_named
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
-from ..selections import MaskIndex, Selection, mask_index, mask_roots, reference_root, rereadable, selection_of
+from ..selections import MaskIndex, Selection, mask_index, mask_roots, number_literal, reference_root, rereadable, selection_of
 from ..signatures import DTYPE_NAMES, Signatures, floating_names
 from ..tail_copy import plan_with_tail_copied
 
@@ -140,7 +140,7 @@ class MaskedReductionFixer:
         statement = ctx.statement_of(selection.node)
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         unproven = [leaf.tensor for leaf in leaves if _unproven(signatures, index, named_only, leaf)]
-        if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in leaves)):
+        if unproven and not (rereadable(mask) and all(_rereadable_tensor(leaf.tensor) for leaf in leaves)):
             raise DeclineError(
                 "mask-shape",
                 f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}` "
@@ -232,7 +232,7 @@ class MaskedReductionFixer:
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         all_leaves = [leaf for _, leaves in chain for leaf in leaves] + [leaf for _, found in reductions for leaf in found]
         unproven = [leaf.tensor for leaf in all_leaves if _unproven(signatures, index, named_only, leaf)]
-        if unproven and not (rereadable(mask) and all(_is_reference(leaf.tensor) for leaf in all_leaves)):
+        if unproven and not (rereadable(mask) and all(_rereadable_tensor(leaf.tensor) for leaf in all_leaves)):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}`, and they are not plain names to check while tracing")
         where = _where_form(ctx, index, [leaf.tensor for leaf in all_leaves], proven=not unproven)
         check = where.check
@@ -589,6 +589,20 @@ def _replacement(ctx: FixContext, reduction: _Reduction, leaves: list[Selection]
 
 def _is_reference(node: ast.expr) -> bool:
     return reference_root(node) is not None
+
+
+# Methods that give a view of the same elements: cheap, effect-free, and the same shape each time
+# they are evaluated with the same arguments, so a check settled while tracing may read them again.
+_RESHAPING_METHODS = frozenset({"view", "reshape", "flatten"})
+
+
+def _rereadable_tensor(node: ast.expr) -> bool:
+    """A tensor expression a check settled while tracing may evaluate again: a name or attribute
+    chain, or one reshaped by number literals (`epe.view(-1)`, `x.flatten(1)`, RAFT's
+    `epe.view(-1)[valid.view(-1)]`)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _RESHAPING_METHODS:
+        return not node.keywords and all(number_literal(a) for a in node.args) and _rereadable_tensor(node.func.value)
+    return _is_reference(node)
 
 
 @dataclass(frozen=True)

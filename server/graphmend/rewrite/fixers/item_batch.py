@@ -1,0 +1,218 @@
+"""GM201: several `.item()` reads of 0-d tensors in a row -> one `.tolist()` of them stacked.
+
+Metrics and losses handed back as Python numbers are often read one at a time:
+    metrics = {                                 _graphmend_tensors = (epe.mean(), (epe < 1).float().mean(),)
+        "epe": epe.mean().item(),               _graphmend_values = torch.stack(_graphmend_tensors).tolist() if
+        "1px": (epe < 1).float().mean().item(),     _graphmend_stackable(*_graphmend_tensors) else [t.item() for t in _graphmend_tensors]
+    }                                  ->   metrics = {
+                                                "epe": _graphmend_values[0],
+                                                "1px": _graphmend_values[1],
+                                            }
+Each `.item()` is a graph break (dynamo reports one per line) and a device sync. The numbers are
+wanted as Python numbers (returned, logged, stored), so the scalar fix, which keeps a 0-d tensor,
+declines them; but they can be read together: `torch.stack(tensors).tolist()` converts each
+element exactly as `.item()` converts a 0-d tensor of that dtype, so the numbers are the same,
+with one break and one sync. That is done where the tensors are 0-d, of one dtype, on one device
+(settled while tracing: `_graphmend_stackable`); otherwise each `.item()` runs in turn. The
+stacking is written in the function itself, not in a helper: dynamo reports a break inside a
+called helper twice (once inlining it, once compiling its own frame).
+
+The tensors are now evaluated before the first number is read, all of them one after the other, so
+(each a precondition, with a decline fixture):
+- each `.item()` is of a tensor the analysis knows is 0-d (a full reduction): then `.item()` cannot
+  raise, and evaluating the next tensor first cannot hide its error;
+- each tensor expression is pure (`purity.check_pure`), so evaluating it earlier changes nothing
+  it reads or does;
+- the reads are consecutive: in one statement, or in statements that follow each other in one
+  block, each assigning, returning or being an expression; a call with an effect (a logger, a
+  meter's `update`) may take the numbers, since it runs after its arguments, but none may run
+  between two reads (in a statement, one that is not the reads' consumer; across statements, any
+  before the last statement), and no statement may bind or change a name that a later tensor reads;
+- they are on at least two lines: dynamo already reports reads on one line as one break;
+- a read whose tensor is known to have another dtype than the first's (an int64 count among
+  float32 means) keeps its own `.item()`, since stacking would promote it.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ...analysis.kinds import Kind
+from ...findings import Finding
+from ..compile_checks import STACKABLE, helper_edits
+from ..context import FixContext
+from ..model import DeclineError, Fix, Safety
+from ..purity import check_pure, is_pure
+from ..py_types import Function, nodes_in_scope
+from ..signatures import Signatures, floating_names
+from .generated import fresh_name
+
+_SIMPLE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Expr, ast.Return)
+_ZERO_D = (Kind.SCALAR, Kind.BOOL_SCALAR)  # not RANDOM_NUMBER: a Python number where run eagerly
+
+
+@dataclass
+class _Read:
+    call: ast.Call  # `<tensor>.item()`
+    statement: ast.stmt
+
+
+class ItemBatchFixer:
+    codes = frozenset({"GM201"})
+    safety = Safety.SAFE
+    title = "Read the {count} numbers with one `.tolist()` of the stacked 0-d tensors instead of {count} `.item()` calls (one graph break and one device sync instead of {count})"
+
+    def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        call = ctx.node_for(finding, (ast.Call,))
+        if not (isinstance(call, ast.Call) and _is_item(call)):
+            raise DeclineError("not-an-item-read", "the conversion is not `<tensor>.item()`")
+        function = ctx.function_of(call)
+        statement = ctx.statement_of(call)
+        if function is None or statement is None or not isinstance(statement, _SIMPLE):
+            raise DeclineError("not-an-item-read", "the `.item()` is not in a simple statement of a function")
+        if ctx.kind(call.func.value) not in _ZERO_D:  # type: ignore[attr-defined]
+            raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(call.func.value, 30)}` is 0-d, so `.item()` may raise")  # type: ignore[attr-defined]
+        reads = _same_dtype(ctx, function, statement, _run(ctx, function, statement, call))
+        if len({read.call.lineno for read in reads}) < 2:
+            raise DeclineError("one-line", "no other `.item()` of a 0-d tensor follows on another line: dynamo reports the reads of one line as one break")
+        return self._fix(finding, ctx, function, reads)
+
+    def _fix(self, finding: Finding, ctx: FixContext, function: Function, reads: list[_Read]) -> Fix:
+        tensors = fresh_name(function, "_graphmend_tensors")
+        values = fresh_name(function, "_graphmend_values")
+        torch = ctx.torch_name()
+        replacements: dict[cst.CSTNode, object] = {}
+        for number, read in enumerate(reads):
+            target = ctx.cst_node(function, read.call, cst.Call)
+            replacements[target] = cst.parse_expression(f"{values}[{number}]")
+        first = ctx.cst_node(function, reads[0].statement, cst.SimpleStatementLine)
+        parts = [_tensor_text(ctx, read.call) for read in reads]
+        listed = ", ".join(parts)
+        if "\n" in listed or len(listed) + len(tensors) + reads[0].statement.col_offset > 90:
+            # one tensor per line, as a formatter would (continuation lines are indented with the block)
+            listed = "\n" + "".join(f"    {part},\n" for part in parts)
+        bindings = [
+            cst.parse_statement(f"{tensors} = ({listed})\n"),
+            cst.parse_statement(
+                f"{values} = {torch}.stack({tensors}).tolist() if {STACKABLE}(*{tensors}) else [t.item() for t in {tensors}]\n"
+            ),
+        ]
+
+        def with_bindings(updated: cst.CSTNode) -> cst.FlattenSentinel[cst.BaseStatement]:
+            moved = bindings[0].with_changes(leading_lines=first.leading_lines)  # type: ignore[union-attr]
+            return cst.FlattenSentinel([moved, bindings[1], updated.with_changes(leading_lines=())])  # type: ignore[attr-defined, list-item]
+
+        replacements[first] = with_bindings
+        edits = [ctx.rewrite(function, replacements)]  # type: ignore[arg-type]
+        edits += helper_edits(ctx, STACKABLE)
+        import_edit = ctx.import_edit()
+        if import_edit is not None:
+            edits.append(import_edit)
+        return Fix(finding, self.title.format(count=len(reads)), Safety.SAFE, tuple(edits), full=False)
+
+
+def _same_dtype(ctx: FixContext, function: Function, statement: ast.stmt, reads: list[_Read]) -> list[_Read]:
+    """The reads whose tensors are not known to have another dtype than the first one's (stacked,
+    an int64 count and a float32 mean would both become floats; where it is not known, the
+    helper settles it while tracing). The others keep their own `.item()`: they read pure
+    tensors, so when they are evaluated relative to the batch changes nothing."""
+    signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+    first = signatures.of(reads[0].call.func.value)  # type: ignore[attr-defined]
+    return [read for read in reads if not signatures.known_different(first, signatures.of(read.call.func.value))]  # type: ignore[attr-defined]
+
+
+def _is_item(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "item"
+        and not node.args and not node.keywords
+    )
+
+
+def _tensor_text(ctx: FixContext, call: ast.Call) -> str:
+    text = ctx.code(call.func.value)  # type: ignore[attr-defined]
+    return f"({text})" if "\n" in text else text
+
+
+def _reads_in(ctx: FixContext, statement: ast.stmt) -> list[ast.Call]:
+    """The `.item()` calls of 0-d tensors a statement makes in its own scope, in source order
+    (none inside a comprehension or lambda: those run per element, or later)."""
+    found: list[ast.Call] = []
+    for node in nodes_in_scope([statement]):
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if any(_is_item(n) for n in ast.walk(node)):
+                return []  # a read per element: not one of a run
+        if _is_item(node) and ctx.kind(node.func.value) in _ZERO_D:  # type: ignore[attr-defined]
+            found.append(node)  # type: ignore[arg-type]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def _run(ctx: FixContext, function: Function, statement: ast.stmt, call: ast.Call) -> list[_Read]:
+    """The reads to batch: those of `statement` from `call` on (the engine plans the first
+    finding of a run first), then those of the statements that follow it in its block while the
+    preconditions of the module docstring hold."""
+    own = _reads_in(ctx, statement)
+    reads = [_Read(c, statement) for c in own[next((i for i, c in enumerate(own) if c is call), 0):]]
+    _check_statement(ctx, statement, [r.call for r in reads])
+    block = ctx.block_of(statement)
+    position = next((i for i, s in enumerate(block) if s is statement), len(block))
+    changed = _changed_names(statement)
+    effect_before = _has_effect(ctx, statement, [r.call for r in reads])
+    for following in block[position + 1 :]:
+        if effect_before or isinstance(statement, ast.Return) or not isinstance(following, _SIMPLE):
+            break
+        calls = _reads_in(ctx, following)
+        if not calls:
+            break
+        try:
+            _check_statement(ctx, following, calls)
+        except DeclineError:
+            break
+        if any(n.id in changed for c in calls for n in ast.walk(c.func.value) if isinstance(n, ast.Name)):  # type: ignore[attr-defined]
+            break  # it reads what an earlier statement of the run binds or changes
+        reads += [_Read(c, following) for c in calls]
+        changed |= _changed_names(following)
+        effect_before = _has_effect(ctx, following, calls)
+        statement = following
+    return reads
+
+
+def _check_statement(ctx: FixContext, statement: ast.stmt, calls: list[ast.Call]) -> None:
+    """Each read's tensor is pure, and no call with an effect runs in the statement but the
+    reads' consumer: the tensors are now all evaluated before the statement starts."""
+    for call in calls:
+        check_pure(ctx, call.func.value, f"`{ctx.excerpt(call.func.value, 30)}` (now evaluated before the numbers before it are read)")  # type: ignore[attr-defined]
+    for node in nodes_in_scope([statement]):
+        if isinstance(node, ast.NamedExpr):
+            raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` binds a name between the reads")
+        if not isinstance(node, ast.Call) or _is_item(node) or any(ctx.contains(c.func.value, node) for c in calls):  # type: ignore[attr-defined]
+            continue
+        if is_pure(ctx, node) or all(ctx.contains(node, c) for c in calls):
+            continue  # pure, or the consumer of every read (its arguments are evaluated first)
+        raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` may have an effect between two `.item()` reads, which would now come after both tensors are evaluated")
+
+
+def _has_effect(ctx: FixContext, statement: ast.stmt, calls: list[ast.Call]) -> bool:
+    """Whether the statement runs a call that may have an effect (after its reads): the reads of
+    the statements after it cannot move before it."""
+    return any(
+        isinstance(node, ast.Call) and not _is_item(node) and not any(ctx.contains(c.func.value, node) for c in calls) and not is_pure(ctx, node)  # type: ignore[attr-defined]
+        for node in nodes_in_scope([statement])
+    )
+
+
+def _changed_names(statement: ast.stmt) -> set[str]:
+    """The names a statement binds, and the roots of the attributes and items it assigns."""
+    targets: list[ast.expr] = []
+    if isinstance(statement, ast.Assign):
+        targets = statement.targets
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
+        targets = [statement.target]
+    names: set[str] = set()
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+    return names
