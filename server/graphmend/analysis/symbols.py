@@ -202,6 +202,25 @@ class ModuleIndex:
             return []
         return [self.classes[n] for n in found if n in self.classes]
 
+    def annotated_class(self, annotation: ast.expr | None) -> ClassInfo | None:
+        """The class of this file an annotation names, alone or with None (`DecodeCache`,
+        `DecodeCache | None`, `Optional[DecodeCache]`, or one of these quoted)."""
+        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+            try:
+                annotation = ast.parse(annotation.value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                return None
+        if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+            sides = [annotation.left, annotation.right]
+            if any(isinstance(side, ast.Constant) and side.value is None for side in sides):
+                return self.annotated_class(next(side for side in sides if not (isinstance(side, ast.Constant) and side.value is None)))
+            return None
+        if isinstance(annotation, ast.Subscript) and self.qualname(annotation.value) in ("typing.Optional",):
+            return self.annotated_class(annotation.slice)
+        if isinstance(annotation, ast.Name) and annotation.id not in self.imports:
+            return self.classes.get(annotation.id)
+        return None
+
     def attr_kind(self, cls: ClassInfo, name: str) -> Kind | None:
         return self._inherited(cls, lambda info: info.attr_kinds, name, set())
 

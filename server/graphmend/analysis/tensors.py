@@ -256,6 +256,9 @@ class Evaluator:
         self.cls = cls
         self.self_name = self_name
         self.self_attrs: dict[str, Kind] = {}
+        # parameters annotated with a class of this file (`cache: DecodeCache | None`): the class,
+        # whose annotated fields say what `cache.next_index` holds (see instance_attr_kind)
+        self.instance_params: dict[str, ClassInfo] = {}
         self.local_imports: dict[str, str] = {}
         self.kinds: dict[int, Kind] = {}
         self._qualnames: dict[int, str | None] = {}
@@ -378,6 +381,8 @@ class Evaluator:
             return Kind.UNKNOWN
         if base is Kind.TENSORS and attr in NAMED_TUPLE_FIELDS:
             return Kind.TENSOR  # `torch.max(x, dim=1).values`: a list or tuple has no such attribute
+        if isinstance(node.value, ast.Name) and node.value.id in self.instance_params:
+            return self.instance_attr_kind(self.instance_params[node.value.id], attr)
         if isinstance(node.value, ast.Name) and node.value.id == self.self_name and self.cls is not None:
             if base is Kind.MODULE:
                 return self.self_attr_kind(attr)
@@ -387,6 +392,16 @@ class Evaluator:
             found = self.index.attr_kind(self.cls, attr)
             return found if found in TENSOR_KINDS else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def instance_attr_kind(self, info: ClassInfo, attr: str) -> Kind:
+        """The kind of `attr` of an instance of the in-file class `info`: its annotation in the
+        class body (a dataclass field, `next_index: torch.Tensor`), else what `__init__` sets up
+        when that is a tensor; unknown otherwise."""
+        for stmt in info.node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
+                return annotation_kind(stmt.annotation, self.index)
+        found = self.index.attr_kind(info, attr)
+        return found if found in TENSOR_KINDS else Kind.UNKNOWN
 
     def self_attr_kind(self, attr: str) -> Kind:
         if attr in self.self_attrs:
@@ -716,6 +731,7 @@ class Evaluator:
         """Record the kinds of the names an assignment (or a `for` target) binds."""
         if isinstance(target, ast.Name):
             self.env[target.id] = kind if isinstance(kind, Kind) else Kind.UNKNOWN
+            self.instance_params.pop(target.id, None)
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if isinstance(kind, tuple) and len(kind) == len(elements):

@@ -298,6 +298,9 @@ class FunctionWalker:
                 else:
                     needs_evidence.append(arg.arg)
             self.evaluator.env[arg.arg] = kind
+            held = self.index.annotated_class(self.index.param_annotation(self.function, arg))
+            if held is not None:
+                self.evaluator.instance_params[arg.arg] = held
             if self.is_entry and self.explicitly_compiled:
                 self._frame_inputs[arg.arg] = 0
         for special in (args.vararg, args.kwarg):
