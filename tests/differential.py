@@ -37,6 +37,8 @@ def same(a: Any, b: Any, path: str = "output") -> list[str]:
         if not torch.allclose(a.double(), b.double(), atol=1e-6, rtol=1e-5, equal_nan=True):
             return [f"{path}: values differ, max abs diff {(a.double() - b.double()).abs().nan_to_num(0).max().item():.3g}"]
         return []
+    if type(a) in (bool, int, float) and type(b) in (bool, int, float) and type(a) is not type(b):
+        return [f"{path}: {type(a).__name__} {a!r} vs {type(b).__name__} {b!r}"]  # 1 == 1.0 == True
     if type(a) is float and type(b) is float:  # a number read off a tensor: the tensors' tolerance
         close = math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6) or (math.isnan(a) and math.isnan(b))
         return [] if close else [f"{path}: {a!r} vs {b!r}"]

@@ -24,7 +24,8 @@ class CalleeResolver:
     def __init__(self, evaluator: Evaluator) -> None:
         self.evaluator = evaluator
         self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
-        self.container_classes: dict[str, tuple[str, ...]] = {}  # local display of instances -> their classes
+        # local display of instances -> their classes, and whether iterating it gives them (not a dict)
+        self.container_classes: dict[str, tuple[tuple[str, ...], bool]] = {}
 
     def callees(self, call: ast.Call) -> list[Callee]:
         """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
@@ -159,7 +160,8 @@ class CalleeResolver:
             if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
                 self.bind_instances(target.elts[1], value.args[0], True)
             elif isinstance(value.func, ast.Attribute) and value.func.attr == "items" and not value.args and len(target.elts) == 2:
-                held = self._element_classes(value.func.value, iterating=True)  # for name, head in heads.items()
+                values = ast.Call(ast.Attribute(value.func.value, "values", ast.Load()), [], [])
+                held = self._element_classes(values, iterating=True)  # for name, head in heads.items()
                 if isinstance(target.elts[1], ast.Name) and held:
                     self.instance_classes[target.elts[1].id] = held
             return
@@ -188,7 +190,7 @@ class CalleeResolver:
             self.instance_classes.pop(target.id, None)
         displayed = constructed_classes(self.evaluator.index, value) if not iterating else None
         if displayed:
-            self.container_classes[target.id] = displayed  # heads = {"a": Head(2), "b": Head(3)}
+            self.container_classes[target.id] = (displayed, not isinstance(value, ast.Dict))  # heads = {"a": Head(2)}
         else:
             self.container_classes.pop(target.id, None)
 
@@ -206,9 +208,14 @@ class CalleeResolver:
             holder = value
         if not isinstance(holder, ast.Name):
             return ()
+        bare = holder is value  # `for head in heads`: the elements of a list, the keys of a dict
         if holder.id in self.container_classes:
-            return self.container_classes[holder.id]
-        return instance_containers(self.evaluator.index).get(holder.id, ())
+            classes, elements_iterate = self.container_classes[holder.id]
+        elif holder.id in self.evaluator.env:
+            return ()  # a parameter or another local of this function hides the file's name
+        else:
+            classes, elements_iterate = instance_containers(self.evaluator.index).get(holder.id, ((), False))
+        return classes if elements_iterate or not bare else ()
 
     def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:
         classes = self.evaluator.index.classes

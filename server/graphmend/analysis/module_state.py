@@ -51,7 +51,7 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
     index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
 
 
-def instance_containers(index: ModuleIndex) -> dict[str, tuple[str, ...]]:
+def instance_containers(index: ModuleIndex) -> dict[str, tuple[tuple[str, ...], bool]]:
     """Names bound once in the file to a display of in-file class instances (see
     ModuleIndex.instance_containers), computed on the first call that asks. A name bound anywhere
     else, to anything, is left out: the file-wide view stands in for scopes, so it must not guess
@@ -61,14 +61,36 @@ def instance_containers(index: ModuleIndex) -> dict[str, tuple[str, ...]]:
     return index.instance_containers
 
 
-def _instance_containers(index: ModuleIndex, tree: ast.Module) -> dict[str, tuple[str, ...]]:
-    found: dict[str, tuple[str, ...] | None] = {}
+def _instance_containers(index: ModuleIndex, tree: ast.Module) -> dict[str, tuple[tuple[str, ...], bool]]:
+    found: dict[str, tuple[tuple[str, ...], bool] | None] = {}
     for node in ast.walk(tree):
+        for name in _other_bindings(node):
+            found[name] = None
         for target, value in _bindings(node):
             for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
-                single = isinstance(target, ast.Name) and name not in found
-                found[name] = constructed_classes(index, value) if single else None
-    return {name: classes for name, classes in found.items() if classes}
+                held = constructed_classes(index, value) if isinstance(target, ast.Name) and name not in found else None
+                found[name] = (held, not isinstance(value, ast.Dict)) if held else None
+    return {name: held for name, held in found.items() if held}
+
+
+def _other_bindings(node: ast.AST) -> Iterator[str]:
+    """Names bound otherwise than by assignment: parameters, imports, `def` and `class` names,
+    `except ... as`, `match` captures, `global`/`nonlocal` declarations."""
+    if isinstance(node, ast.arguments):
+        for arg in [*node.posonlyargs, *node.args, *node.kwonlyargs, node.vararg, node.kwarg]:
+            if arg is not None:
+                yield arg.arg
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name).split(".")[0]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+        isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name
+    ):
+        yield node.name  # type: ignore[misc]
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        yield node.rest
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        yield from node.names
 
 
 def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
@@ -87,9 +109,12 @@ def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
                 yield item.optional_vars, None
 
 
-def constructed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
+def constructed_classes(index: ModuleIndex, value: ast.expr | None, iterable: bool = False) -> tuple[str, ...] | None:
     """The in-file classes a dict, list or tuple display constructs, where it only holds
-    constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise."""
+    constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise. `iterable`: only a
+    list or tuple (iterating a dict gives its keys)."""
+    if isinstance(value, ast.Dict) and iterable:
+        return None
     if isinstance(value, ast.Dict):
         elements = value.values if all(key is not None for key in value.keys) else []
     elif isinstance(value, (ast.List, ast.Tuple)):

@@ -114,7 +114,8 @@ class ModuleIndex:
     # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`): the classes
     # an element may be, for a closure that dispatches on it (`metrics[which](pred, gold)`);
     # None until a call asks (module_state.instance_containers computes it from `tree`)
-    instance_containers: dict[str, tuple[str, ...]] | None = None
+    # (the classes, and whether iterating the display gives them: a list or tuple, not a dict)
+    instance_containers: dict[str, tuple[tuple[str, ...], bool]] | None = None
     tree: ast.Module | None = None
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
     inferred_returns: dict[int, Kind] = field(default_factory=dict)

@@ -889,7 +889,10 @@ def tensor_method_kind(
     if _dtype_keyword(call, qualname) in BOOL_DTYPES:
         boolean = True
     if method in FULL_REDUCTIONS:
-        positional_is_dim = method not in ("std", "var") or bool(call.args and not isinstance(call.args[0], ast.Constant))
+        # `x.std(True)` is the old `unbiased` flag; `x.std(1)` a dimension, as is any non-literal
+        positional_is_dim = method not in ("std", "var") or bool(
+            call.args and not (isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, bool))
+        )
         scalar = not _has_dim_argument(call, positional_is_dim)
         return tensor_kind(boolean=method in ("all", "any"), scalar=scalar)
     if method == "norm":

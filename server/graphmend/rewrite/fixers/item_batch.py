@@ -22,20 +22,27 @@ The tensors are now evaluated before the first number is read, all of them one a
 - each `.item()` is of a tensor the analysis knows is 0-d (a full reduction): then `.item()` cannot
   raise, and evaluating the next tensor first cannot hide its error;
 - each tensor expression is pure (`purity.check_pure`), so evaluating it earlier changes nothing
-  it reads or does;
-- the reads are consecutive: in one statement, or in statements that follow each other in one
-  block, each assigning, returning or being an expression; a call with an effect (a logger, a
-  meter's `update`) may take the numbers, since it runs after its arguments, but none may run
-  between two reads (in a statement, one that is not the reads' consumer; across statements, any
-  before the last statement), and no statement may bind or change a name that a later tensor reads;
+  it reads or does; and every read runs whenever its statement runs (not in a branch of a
+  conditional expression, after the first operand of `and`/`or`, in a comprehension or lambda);
+- in one statement, nothing between the first and the last read may have an effect (a call that
+  may, `:=`, `yield`, `await`) or raise (a call, an index, a division): its error would now come
+  after the later tensors, which may raise first; the reads' consumer (a logger, a dict display)
+  runs after its arguments, as before; no read is shown by an `f"{t.item()=}"` field;
+- across statements, which follow each other in one block, each assigning, returning or being an
+  expression: a statement before the last may only bind plain local names (no call with an
+  effect, no `+=`, no store to an attribute or item, no global): if a later tensor raises, the
+  original had done that statement's work and the rewrite has not, which only a handler in the
+  function could see, so there must be none (no enclosing `try`); no statement binds a name a
+  later tensor reads;
 - they are on at least two lines: dynamo already reports reads on one line as one break;
 - a read whose tensor is known to have another dtype than the first's (an int64 count among
-  float32 means) keeps its own `.item()`, since stacking would promote it.
+  float32 means, a bool among floats) keeps its own `.item()`, since stacking would promote it.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -107,10 +114,7 @@ class ItemBatchFixer:
 
         replacements[first] = with_bindings
         edits = [ctx.rewrite(function, replacements)]  # type: ignore[arg-type]
-        edits += helper_edits(ctx, STACKABLE)
-        import_edit = ctx.import_edit()
-        if import_edit is not None:
-            edits.append(import_edit)
+        edits += helper_edits(ctx, STACKABLE)  # with `import torch` first where the module has none
         return Fix(finding, self.title.format(count=len(reads)), Safety.SAFE, tuple(edits), full=False)
 
 
@@ -120,8 +124,13 @@ def _same_dtype(ctx: FixContext, function: Function, statement: ast.stmt, reads:
     helper settles it while tracing). The others keep their own `.item()`: they read pure
     tensors, so when they are evaluated relative to the batch changes nothing."""
     signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
-    first = signatures.of(reads[0].call.func.value)  # type: ignore[attr-defined]
-    return [read for read in reads if not signatures.known_different(first, signatures.of(read.call.func.value))]  # type: ignore[attr-defined]
+    first = reads[0].call.func.value  # type: ignore[attr-defined]
+    boolean = ctx.kind(first) is Kind.BOOL_SCALAR
+    return [
+        read for read in reads
+        if (ctx.kind(read.call.func.value) is Kind.BOOL_SCALAR) == boolean  # type: ignore[attr-defined]
+        and not signatures.known_different(signatures.of(first), signatures.of(read.call.func.value))  # type: ignore[attr-defined]
+    ]
 
 
 def _is_item(node: ast.AST) -> bool:
@@ -136,32 +145,53 @@ def _tensor_text(ctx: FixContext, call: ast.Call) -> str:
     return f"({text})" if "\n" in text else text
 
 
-def _reads_in(ctx: FixContext, statement: ast.stmt) -> list[ast.Call]:
-    """The `.item()` calls of 0-d tensors a statement makes in its own scope, in source order
-    (none inside a comprehension or lambda: those run per element, or later)."""
-    found: list[ast.Call] = []
+def _reads_in(ctx: FixContext, statement: ast.stmt) -> list[ast.Call] | None:
+    """The `.item()` calls of 0-d tensors a statement makes, in source order; None where the
+    statement reads a number only under a condition (a branch of `a if c else b`, an operand of
+    `and`/`or` after the first, a chained comparison's later operands) or per element (in a
+    comprehension or lambda): evaluated up front, such a tensor would be built where the original
+    did not build it."""
+    conditional: set[int] = set()
     for node in nodes_in_scope([statement]):
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-            if any(_is_item(n) for n in ast.walk(node)):
-                return []  # a read per element: not one of a run
-        if _is_item(node) and ctx.kind(node.func.value) in _ZERO_D:  # type: ignore[attr-defined]
-            found.append(node)  # type: ignore[arg-type]
+        parts: Sequence[ast.AST] = []
+        if isinstance(node, ast.IfExp):
+            parts = [node.body, node.orelse]
+        elif isinstance(node, ast.BoolOp):
+            parts = node.values[1:]
+        elif isinstance(node, ast.Compare) and len(node.ops) > 1:
+            parts = node.comparators[1:]
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
+            parts = [node]
+        conditional.update(id(n) for part in parts for n in ast.walk(part))
+    found: list[ast.Call] = []
+    for node in ast.walk(statement):
+        if _is_item(node):
+            if id(node) in conditional:
+                return None
+            if ctx.kind(node.func.value) in _ZERO_D:  # type: ignore[attr-defined]
+                found.append(node)  # type: ignore[arg-type]
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 def _run(ctx: FixContext, function: Function, statement: ast.stmt, call: ast.Call) -> list[_Read]:
-    """The reads to batch: those of `statement` from `call` on (the engine plans the first
-    finding of a run first), then those of the statements that follow it in its block while the
-    preconditions of the module docstring hold."""
+    """The reads to batch: those of `statement`, then those of the statements that follow it in
+    its block while the preconditions of the module docstring hold (the engine plans the first
+    finding of a run first; a later one starts its run at its own statement)."""
     own = _reads_in(ctx, statement)
-    reads = [_Read(c, statement) for c in own[next((i for i, c in enumerate(own) if c is call), 0):]]
+    if own is None:
+        raise DeclineError("conditional-read", "the statement reads a number only under a condition or per element: evaluating its tensor up front would build it where the original did not")
+    if not any(c is call for c in own):
+        raise DeclineError("not-an-item-read", "the `.item()` is not read every time its statement runs")
+    reads = [_Read(c, statement) for c in own]  # the whole statement's, whichever finding asks
     _check_statement(ctx, statement, [r.call for r in reads])
     block = ctx.block_of(statement)
     position = next((i for i, s in enumerate(block) if s is statement), len(block))
-    changed = _changed_names(statement)
-    effect_before = _has_effect(ctx, statement, [r.call for r in reads])
+    changed = _bound_names(statement)
+    # Across statements, an earlier statement's work must leave nothing a later tensor's error
+    # could expose as undone: only plain local names bound, no handler in the function to see it.
+    extend = not _changes_state(ctx, function, statement, [r.call for r in reads]) and not _in_try(ctx, function, statement)
     for following in block[position + 1 :]:
-        if effect_before or isinstance(statement, ast.Return) or not isinstance(following, _SIMPLE):
+        if not extend or isinstance(statement, ast.Return) or not isinstance(following, _SIMPLE):
             break
         calls = _reads_in(ctx, following)
         if not calls:
@@ -171,48 +201,85 @@ def _run(ctx: FixContext, function: Function, statement: ast.stmt, call: ast.Cal
         except DeclineError:
             break
         if any(n.id in changed for c in calls for n in ast.walk(c.func.value) if isinstance(n, ast.Name)):  # type: ignore[attr-defined]
-            break  # it reads what an earlier statement of the run binds or changes
+            break  # it reads what an earlier statement of the run binds
         reads += [_Read(c, following) for c in calls]
-        changed |= _changed_names(following)
-        effect_before = _has_effect(ctx, following, calls)
+        changed |= _bound_names(following)
+        extend = not _changes_state(ctx, function, following, calls)
         statement = following
     return reads
 
 
 def _check_statement(ctx: FixContext, statement: ast.stmt, calls: list[ast.Call]) -> None:
-    """Each read's tensor is pure, and no call with an effect runs in the statement but the
-    reads' consumer: the tensors are now all evaluated before the statement starts."""
+    """Within one statement: each read's tensor is pure; nothing else runs between the first and
+    the last read that could have an effect or raise (its error would now come after the tensors
+    of the later reads are evaluated, which may raise first); no read is shown by a
+    self-documenting f-string (`f"{t.item()=}"` prints the expression's text)."""
     for call in calls:
         check_pure(ctx, call.func.value, f"`{ctx.excerpt(call.func.value, 30)}` (now evaluated before the numbers before it are read)")  # type: ignore[attr-defined]
+        if _self_documenting(ctx, call):
+            raise DeclineError("self-documenting", f"`{ctx.excerpt(call, 30)}` is shown as written by an `=` f-string field")
+    first, last = (calls[0].lineno, calls[0].col_offset), (calls[-1].end_lineno or calls[-1].lineno, calls[-1].end_col_offset or 0)
+    inside = {id(n) for c in calls for n in ast.walk(c)}
     for node in nodes_in_scope([statement]):
-        if isinstance(node, ast.NamedExpr):
-            raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` binds a name between the reads")
-        if not isinstance(node, ast.Call) or _is_item(node) or any(ctx.contains(c.func.value, node) for c in calls):  # type: ignore[attr-defined]
+        if isinstance(node, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
+            raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` binds a name or suspends between the reads")
+        if id(node) in inside or all(ctx.contains(node, c) for c in calls):
+            continue  # a read, its tensor, or the consumer of every read (its arguments are evaluated first)
+        position = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+        if _is_item(node):  # a read not batched (its tensor is not known 0-d): it may raise
+            if first < position < last:
+                raise DeclineError("raises-between-reads", f"`{ctx.excerpt(node, 30)}` may raise between two batched `.item()` reads")
             continue
-        if is_pure(ctx, node) or all(ctx.contains(node, c) for c in calls):
-            continue  # pure, or the consumer of every read (its arguments are evaluated first)
-        raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` may have an effect between two `.item()` reads, which would now come after both tensors are evaluated")
+        if isinstance(node, ast.Call) and not is_pure(ctx, node):
+            raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` may have an effect between two `.item()` reads, which would now come after both tensors are evaluated")
+        if first < position < last and _may_raise(node):
+            raise DeclineError("raises-between-reads", f"`{ctx.excerpt(node, 30)}` may raise between two `.item()` reads: a later tensor, now evaluated first, could raise another error")
 
 
-def _has_effect(ctx: FixContext, statement: ast.stmt, calls: list[ast.Call]) -> bool:
-    """Whether the statement runs a call that may have an effect (after its reads): the reads of
-    the statements after it cannot move before it."""
+def _may_raise(node: ast.AST) -> bool:
+    """Work between two reads that can raise on its values: a call, an index, a division."""
+    if isinstance(node, (ast.Call, ast.Subscript)):
+        return True
+    return isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod, ast.Pow, ast.LShift))
+
+
+def _self_documenting(ctx: FixContext, call: ast.Call) -> bool:
+    """Whether `call` is the expression of an f-string field written `{expr=}`."""
+    parent = ctx.parent(call)
+    if not isinstance(parent, ast.FormattedValue) or parent.value is not call:
+        return False
+    line = ctx.source.lines[(call.end_lineno or call.lineno) - 1]
+    return line[call.end_col_offset or 0 :].lstrip().startswith("=")
+
+
+def _changes_state(ctx: FixContext, function: Function, statement: ast.stmt, calls: list[ast.Call]) -> bool:
+    """Whether the statement does more than bind plain local names: a call that may have an
+    effect (after its reads), an augmented assignment (in place on a tensor), a store to an
+    attribute or item, a global or nonlocal name. The reads after it cannot move before it."""
+    if isinstance(statement, ast.AugAssign):
+        return True
+    if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for t in targets for n in ast.walk(t) if not isinstance(n, ast.expr_context)):
+            return True
+        declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        if _bound_names(statement) & declared:
+            return True
     return any(
         isinstance(node, ast.Call) and not _is_item(node) and not any(ctx.contains(c.func.value, node) for c in calls) and not is_pure(ctx, node)  # type: ignore[attr-defined]
         for node in nodes_in_scope([statement])
     )
 
 
-def _changed_names(statement: ast.stmt) -> set[str]:
-    """The names a statement binds, and the roots of the attributes and items it assigns."""
+def _in_try(ctx: FixContext, function: Function, statement: ast.stmt) -> bool:
+    return any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(statement) if ctx.contains(function, a))
+
+
+def _bound_names(statement: ast.stmt) -> set[str]:
+    """The names a statement binds."""
     targets: list[ast.expr] = []
     if isinstance(statement, ast.Assign):
         targets = statement.targets
     elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
         targets = [statement.target]
-    names: set[str] = set()
-    for target in targets:
-        for node in ast.walk(target):
-            if isinstance(node, ast.Name):
-                names.add(node.id)
-    return names
+    return {node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)}
