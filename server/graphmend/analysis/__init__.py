@@ -105,7 +105,7 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
         index.comment_signatures = comment_signatures(tree, text.lines, set(index.imports) | index.top_level_names)
         if index.comment_signatures:
             index.imports.update(IMPLICIT_IMPORTS)
-    complete_index(index, tree)
+    complete_index(index, tree, source)
     codes = frozenset(rule.code for rule in ALL_RULES if config.is_enabled(rule.code))
     module = ModuleAnalysis(text, tree, index, ruleset(codes), config, strict=strict, keep_kinds=keep_facts)
     findings = module.run()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 
-from .module_state import constructed_classes, instance_containers
+from .module_state import constructed_classes, instance_container
 from .symbols import ClassInfo
 from .tensors import Evaluator
 
@@ -214,7 +214,7 @@ class CalleeResolver:
         elif holder.id in self.evaluator.env:
             return ()  # a parameter or another local of this function hides the file's name
         else:
-            classes, elements_iterate = instance_containers(self.evaluator.index).get(holder.id, ((), False))
+            classes, elements_iterate = instance_container(self.evaluator.index, holder.id) or ((), False)
         return classes if elements_iterate or not bare else ()
 
     def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:

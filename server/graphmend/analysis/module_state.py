@@ -9,6 +9,7 @@ fact about torch's API is written down in exactly one place.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from .kinds import Kind
@@ -18,9 +19,10 @@ from .tensors import Evaluator
 _REGISTER_TENSOR = frozenset({"register_buffer", "register_parameter"})
 
 
-def complete_index(index: ModuleIndex, tree: ast.Module) -> None:
+def complete_index(index: ModuleIndex, tree: ast.Module, source: str = "") -> None:
     _global_kinds(index, tree)
     index.tree = tree
+    index.source = source
     for info in index.classes.values():
         init = info.methods.get("__init__")
         if init is not None:
@@ -51,14 +53,19 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
     index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
 
 
-def instance_containers(index: ModuleIndex) -> dict[str, tuple[tuple[str, ...], bool]]:
-    """Names bound once in the file to a display of in-file class instances (see
-    ModuleIndex.instance_containers), computed on the first call that asks. A name bound anywhere
-    else, to anything, is left out: the file-wide view stands in for scopes, so it must not guess
-    between two bindings."""
+def instance_container(index: ModuleIndex, name: str) -> tuple[tuple[str, ...], bool] | None:
+    """What `name` holds if it is bound once in the file to a display of in-file class instances
+    (see ModuleIndex.instance_containers): the classes, and whether iterating it gives them. A
+    name bound anywhere else, to anything, is left out: the file-wide view stands in for scopes,
+    so it must not guess between two bindings. The file is walked once, on the first name whose
+    assignment to a display its text shows (most files never are: a walk costs as much as a
+    tenth of the analysis)."""
     if index.instance_containers is None:
-        index.instance_containers = _instance_containers(index, index.tree) if index.tree is not None and index.classes else {}
-    return index.instance_containers
+        assigned = re.compile(rf"(?m)^\s*{re.escape(name)}\s*(?::[^=\n]*)?=\s*[\[({{]")
+        if index.tree is None or not index.classes or (index.source and not assigned.search(index.source)):
+            return None
+        index.instance_containers = _instance_containers(index, index.tree)
+    return index.instance_containers.get(name)
 
 
 def _instance_containers(index: ModuleIndex, tree: ast.Module) -> dict[str, tuple[tuple[str, ...], bool]]:

@@ -113,10 +113,11 @@ class ModuleIndex:
     # names bound once in the file (in any scope) to a dict, list or tuple display whose every value
     # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`): the classes
     # an element may be, for a closure that dispatches on it (`metrics[which](pred, gold)`);
-    # None until a call asks (module_state.instance_containers computes it from `tree`)
+    # None until a call asks (module_state.instance_container computes it from `tree`)
     # (the classes, and whether iterating the display gives them: a list or tuple, not a dict)
     instance_containers: dict[str, tuple[tuple[str, ...], bool]] | None = None
     tree: ast.Module | None = None
+    source: str = ""  # the module's text (module_state.instance_container reads it before walking the tree)
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
     inferred_returns: dict[int, Kind] = field(default_factory=dict)
     # (id(FunctionDef), n) -> which of the n elements its tuple `return`s give are masks (tensors._returned_elements)
