@@ -256,9 +256,31 @@ class FixContext:
         return self.index.qualname(node)
 
     def numpy_call_in(self, expr: ast.expr) -> ast.Call | None:
-        """A NumPy call inside `expr`: dynamo traces its result as a tensor, eagerly it is an
-        ndarray or a NumPy number, so no rewrite may hand it to torch or to an op as a tensor."""
-        return next((n for n in ast.walk(expr) if isinstance(n, ast.Call) and (self.qualname(n.func) or "").startswith("numpy.")), None)
+        """A NumPy call inside `expr`, or a name `expr` reads that its function binds to one
+        (`kl = torch.mean(d).cpu().numpy()`, then `print(f"{kl:.2f}")`): dynamo traces its result
+        as a tensor, eagerly it is an ndarray or a NumPy number, so no rewrite may hand it to
+        torch or to an op as a tensor. A call is `numpy.<f>(...)` or a tensor's `.numpy()`."""
+        direct = next((n for n in ast.walk(expr) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
+        if direct is not None:
+            return direct
+        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        function = self.function_of(expr) if names else None
+        if function is None:
+            return None
+        for node in ast.walk(function):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+            value = getattr(node, "value", None)
+            if value is None or not any(isinstance(t, ast.Name) and t.id in names for target in targets for t in ast.walk(target)):
+                continue
+            found = next((n for n in ast.walk(value) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
+            if found is not None:
+                return found
+        return None
+
+    def _numpy_call(self, node: ast.Call) -> bool:
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy" and not node.args:
+            return True
+        return (self.qualname(node.func) or "").startswith("numpy.")
 
     # -- torch ----------------------------------------------------------------------------------
     def torch_name(self) -> str:
