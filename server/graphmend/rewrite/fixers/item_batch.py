@@ -34,7 +34,8 @@ The tensors are now evaluated before the first number is read, all of them one a
   original had done that statement's work and the rewrite has not, which only a handler in the
   function could see, so there must be none (no enclosing `try`); no statement binds a name a
   later tensor reads;
-- they are on at least two lines: dynamo already reports reads on one line as one break;
+- they are on at least two lines, counted where each `.item` is written (the line dynamo reports
+  for a read spanning several): dynamo already reports reads on one line as one break;
 - a read whose tensor is known to have another dtype than the first's (an int64 count among
   float32 means, a bool among floats) keeps its own `.item()`, since stacking would promote it.
 """
@@ -83,7 +84,8 @@ class ItemBatchFixer:
         if ctx.kind(call.func.value) not in _ZERO_D:  # type: ignore[attr-defined]
             raise DeclineError("not-one-value", f"cannot prove `{ctx.excerpt(call.func.value, 30)}` is 0-d, so `.item()` may raise")  # type: ignore[attr-defined]
         reads = _same_dtype(ctx, function, statement, _run(ctx, function, statement, call))
-        if len({read.call.lineno for read in reads}) < 2:
+        # dynamo reports a read at the line of its `.item` (a read spanning lines ends there)
+        if len({read.call.func.end_lineno for read in reads}) < 2:
             raise DeclineError("one-line", "no other `.item()` of a 0-d tensor follows on another line: dynamo reports the reads of one line as one break")
         return self._fix(finding, ctx, function, reads)
 
