@@ -160,10 +160,10 @@ class CalleeResolver:
             if name == "builtins.enumerate" and value.args and len(target.elts) == 2:
                 self.bind_instances(target.elts[1], value.args[0], True)
             elif isinstance(value.func, ast.Attribute) and value.func.attr == "items" and not value.args and len(target.elts) == 2:
-                values = ast.Call(ast.Attribute(value.func.value, "values", ast.Load()), [], [])
-                held = self._element_classes(values, iterating=True)  # for name, head in heads.items()
+                holder = value.func.value
+                held = self._held_in(holder.id, bare=False) if isinstance(holder, ast.Name) else ()
                 if isinstance(target.elts[1], ast.Name) and held:
-                    self.instance_classes[target.elts[1].id] = held
+                    self.instance_classes[target.elts[1].id] = held  # for name, head in heads.items()
             return
         if not isinstance(target, ast.Name):
             return
@@ -208,13 +208,17 @@ class CalleeResolver:
             holder = value
         if not isinstance(holder, ast.Name):
             return ()
-        bare = holder is value  # `for head in heads`: the elements of a list, the keys of a dict
-        if holder.id in self.container_classes:
-            classes, elements_iterate = self.container_classes[holder.id]
-        elif holder.id in self.evaluator.env:
+        return self._held_in(holder.id, bare=holder is value)
+
+    def _held_in(self, name: str, bare: bool) -> tuple[str, ...]:
+        """The classes of the instances the display bound to `name` holds; `bare`: taken by
+        iterating the name itself (the elements of a list, but the keys of a dict)."""
+        if name in self.container_classes:
+            classes, elements_iterate = self.container_classes[name]
+        elif name in self.evaluator.env:
             return ()  # a parameter or another local of this function hides the file's name
         else:
-            classes, elements_iterate = instance_container(self.evaluator.index, holder.id) or ((), False)
+            classes, elements_iterate = instance_container(self.evaluator.index, name) or ((), False)
         return classes if elements_iterate or not bare else ()
 
     def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:

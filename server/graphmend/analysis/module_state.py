@@ -116,12 +116,9 @@ def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
                 yield item.optional_vars, None
 
 
-def constructed_classes(index: ModuleIndex, value: ast.expr | None, iterable: bool = False) -> tuple[str, ...] | None:
+def constructed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
     """The in-file classes a dict, list or tuple display constructs, where it only holds
-    constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise. `iterable`: only a
-    list or tuple (iterating a dict gives its keys)."""
-    if isinstance(value, ast.Dict) and iterable:
-        return None
+    constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise."""
     if isinstance(value, ast.Dict):
         elements = value.values if all(key is not None for key in value.keys) else []
     elif isinstance(value, (ast.List, ast.Tuple)):

@@ -111,10 +111,9 @@ class ModuleIndex:
     # module-level names bound once to an instance of an in-file class (`SPEC = Bounds(...)`)
     global_instances: dict[str, str] = field(default_factory=dict)
     # names bound once in the file (in any scope) to a dict, list or tuple display whose every value
-    # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`): the classes
-    # an element may be, for a closure that dispatches on it (`metrics[which](pred, gold)`);
+    # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`) -> the classes
+    # an element may be and whether iterating the display gives them (a list or tuple, not a dict);
     # None until a call asks (module_state.instance_container computes it from `tree`)
-    # (the classes, and whether iterating the display gives them: a list or tuple, not a dict)
     instance_containers: dict[str, tuple[tuple[str, ...], bool]] | None = None
     tree: ast.Module | None = None
     source: str = ""  # the module's text (module_state.instance_container reads it before walking the tree)

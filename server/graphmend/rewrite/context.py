@@ -263,19 +263,27 @@ class FixContext:
         direct = next((n for n in ast.walk(expr) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
         if direct is not None:
             return direct
-        names = {n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        names = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         function = self.function_of(expr) if names else None
         if function is None:
             return None
+        bound = self.remember(("numpy-names", id(function)), lambda: self._numpy_names(function))
+        return next((bound[name] for name in names if name in bound), None)
+
+    def _numpy_names(self, function: ast.AST) -> dict[str, ast.Call]:
+        """The names `function` binds (anywhere in it) to a value holding a NumPy call, with the call."""
+        found: dict[str, ast.Call] = {}
         for node in ast.walk(function):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
             value = getattr(node, "value", None)
-            if value is None or not any(isinstance(t, ast.Name) and t.id in names for target in targets for t in ast.walk(target)):
+            if value is None or not targets:
                 continue
-            found = next((n for n in ast.walk(value) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
-            if found is not None:
-                return found
-        return None
+            call = next((n for n in ast.walk(value) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
+            if call is not None:
+                for target in targets:
+                    for name in (t.id for t in ast.walk(target) if isinstance(t, ast.Name)):
+                        found.setdefault(name, call)
+        return found
 
     def _numpy_call(self, node: ast.Call) -> bool:
         if isinstance(node.func, ast.Attribute) and node.func.attr == "numpy" and not node.args:

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...analysis.kinds import Kind
+from ...analysis.symbols import bound_names
 from ...findings import Finding
 from ..compile_checks import STACKABLE, helper_edits
 from ..context import FixContext
@@ -284,4 +285,4 @@ def _bound_names(statement: ast.stmt) -> set[str]:
         targets = statement.targets
     elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)):
         targets = [statement.target]
-    return {node.id for target in targets for node in ast.walk(target) if isinstance(node, ast.Name)}
+    return {name for target in targets for name in bound_names(target)}
