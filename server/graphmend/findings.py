@@ -97,7 +97,7 @@ class Finding:
     anchor: str = ""
     # Set on a break certain to run once its surroundings run, that makes dynamo run a function
     # eagerly from some point on. Findings it dominates are `latent` (analysis/latent.py).
-    eager_from: EagerPoint | None = None
+    eager_from: tuple[EagerPoint, ...] = ()  # where this break makes dynamo run code eagerly (a caller's rest, this function's)
     # Dynamo does not reach this break today: an earlier one makes it run the function eagerly. It
     # is real code dynamo cannot trace, and breaks once the earlier one is fixed; it is not counted
     # as a break dynamo reports (break_count) and shows at information severity.

@@ -18,7 +18,7 @@ from ..findings import Finding, Related, Severity, Span
 
 def mark_latent(findings: list[Finding]) -> list[Finding]:
     """`findings`, with those an eager point dominates marked latent (the earliest such point named)."""
-    points = sorted((f.eager_from for f in findings if f.eager_from is not None), key=lambda p: p.span.start_line)
+    points = sorted((point for f in findings for point in f.eager_from), key=lambda p: p.span.start_line)
     if not points:
         return findings
     marked = []

@@ -663,6 +663,8 @@ class Evaluator:
                     return annotation_kind(plain.returns, self.index) if isinstance(plain, ast.FunctionDef) else Kind.UNKNOWN
                 if func.attr in self.cls.attr_kinds or self.index.attr_kind(self.cls, func.attr) is not None:
                     return Kind.TENSOR  # a submodule or callable set up in __init__
+        if isinstance(func, ast.Attribute) and receiver in (Kind.MODULE, Kind.UNKNOWN) and self.cls is not None:
+            # `self.pe.encode(x)` on a submodule, `self.spec.is_in(x)` on a plain object of this file
             held_kind = self._held_method_kind(func)
             if held_kind is not None:
                 return held_kind

@@ -549,20 +549,26 @@ class FunctionWalker:
             )
         )
 
-    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None, own_frame: bool = False) -> EagerPoint | None:
+    def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None, own_frame: bool = False) -> tuple[EagerPoint, ...]:
         """Where this break makes dynamo stop compiling a function, when that is certain: the break
         itself (a skip in this function) or the call, in a loop of a caller, that leads to it. The
-        caller's wins over a loop here: dynamo inlines this function into the caller's frame, so the
-        break stops the caller's frame at the call. A loop body counts as run; inside an arm of an
-        undecided `if` the break dominates only the rest of that arm (the other path may be traced
-        on, and the code after the `if` with it)."""
+        caller's comes first: dynamo inlines this function into the caller's frame, so the break
+        stops the caller's frame at the call. A break in a loop of this function stops this one's
+        too: dynamo then runs it as a frame of its own, meets the break in the loop again and runs
+        the whole function eagerly (measured, torch 2.13: nothing after the loop is reported). A
+        loop body counts as run; inside an arm of an undecided `if` the break dominates only the
+        rest of that arm (the other path may be traced on, and the code after the `if` with it)."""
         if effect not in (Effect.FRAME_SKIP, Effect.RESUME_FAILS):
-            return None
+            return ()
         caller = self.caller_amplifier
         if caller is not None and caller.certain and caller.site is not None:
-            if caller.conditional or self._resumes_after(node, caller):
-                return None
-            return EagerPoint(caller.function, self.module.source.span(caller.site))
+            points: tuple[EagerPoint, ...] = ()
+            if not (caller.conditional or self._resumes_after(node, caller)):
+                points = (EagerPoint(caller.function, self.module.source.span(caller.site)),)
+            if amplifier is not None and amplifier.kind == "loop" and amplifier.certain and (not self.arms or self._arm_holds(amplifier)):
+                if not self._resumes_after(node, amplifier):
+                    points += (self._here(node),)
+            return points
         # Only a loop, `try` or `with` here is known to stop this very frame: a rule's own
         # frame-skip may stop the caller's (a module built in forward: its __init__ then runs as a
         # frame of its own, and dynamo traces on in it). A break dynamo cannot resume after (`x in
@@ -573,7 +579,11 @@ class FunctionWalker:
             this_frame = (effect is Effect.RESUME_FAILS or skips_here) and caller is None
         else:
             this_frame = amplifier.kind != "caller" and amplifier.certain and (not self.arms or self._arm_holds(amplifier))
-        return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None) if this_frame else None
+        return (self._here(node),) if this_frame else ()
+
+    def _here(self, node: ast.AST) -> EagerPoint:
+        """The point at `node` in this function (within the innermost undecided arm, if any)."""
+        return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
 
     def _arm_holds(self, amplifier: Amplifier) -> bool:
         """Whether the innermost undecided arm holds the loop (`try`, `with`) that makes this break

@@ -119,6 +119,20 @@ _SIZE_FUNCTIONS = {
     "torch.nn.functional.interpolate": (1, 2),
     "torch.nn.functional.upsample": (1, 2),
     "torch.tensor_split": (1,),
+    # each measured to break on torch 2.13 with a computed 0-d tensor in that place
+    "torch.topk": (1,),
+    "torch.kthvalue": (1,),
+    "torch.narrow": (2, 3),
+    "torch.chunk": (1,),
+    "torch.roll": (1,),
+    "torch.split": (1,),
+    "torch.randint": None,
+    "torch.linspace": (2,),
+    "torch.logspace": (2,),
+    "torch.multinomial": (1,),
+    "torch.diagonal": (1,),
+    "torch.tril": (1,),
+    "torch.triu": (1,),
 }
 _SIZE_METHODS = {
     "view": None,
@@ -135,8 +149,18 @@ _SIZE_METHODS = {
     "chunk": (0,),
     "roll": (0,),
     "tensor_split": (0,),
+    "kthvalue": (0,),
+    "split": (0,),
+    "multinomial": (0,),
+    "diagonal": (0,),
+    "tril": (0,),
+    "triu": (0,),
+    "unflatten": (1,),
 }
-_SIZE_KEYWORDS = {"size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad", "scale_factor", "indices_or_sections"}
+_SIZE_KEYWORDS = {
+    "size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad", "scale_factor", "indices_or_sections",
+    "split_size_or_sections", "split_size", "num_samples", "offset", "diagonal", "low", "high", "sizes",
+}
 # Arguments read as numbers even when the tensor is an input of the compiled frame, whose value
 # dynamo could guard on: interpolate's scale factor (its Python code computes with it) and
 # tensor_split's indices (measured, torch 2.13; interpolate's `size` as an input does not break).
