@@ -25,6 +25,7 @@ from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFix
 from .number_branch import NumberBranchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
+from .traceable_query import TraceableQueryFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
 from .while_loop import WhileLoopFixer
@@ -49,6 +50,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
+    TraceableQueryFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
     ItemBatchFixer(),  # after every fixer that keeps the number a tensor: it only batches the breaks
