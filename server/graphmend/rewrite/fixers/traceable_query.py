@@ -48,7 +48,7 @@ class TraceableQueryFixer:
             raise DeclineError("arguments", f"`{ctx.excerpt(call, 40)}` is called with arguments")
         function = ctx.function_of(call)
         if function is None:
-            raise DeclineError("not-in-a-function", "the call is not inside a function")
+            raise DeclineError("not-in-function", "the call is not inside a function")
         template, title = EQUIVALENTS[name]
         target = ctx.cst_node(function, call, cst.Call)
         replacement = cst.parse_expression(template.format(torch=ctx.torch_name()))
