@@ -118,13 +118,15 @@ def local_aliasing_reason(
             continue
         if not (isinstance(statement, ast.Assign) and statement.targets == [store]) or not is_fresh(ctx, statement.value):
             return f"`{name}` may hold a tensor that another name also refers to (only results of arithmetic and new-tensor calls are known not to)"
-    in_loop = any(isinstance(a, (ast.For, ast.AsyncFor, ast.While)) for a in ctx.ancestors(update) if ctx.contains(function, a) and a is not function)
+    loops = [a for a in ctx.ancestors(update) if isinstance(a, (ast.For, ast.AsyncFor, ast.While)) and ctx.contains(function, a) and a is not function]
+    outermost = loops[-1] if loops else None
     for use in ast.walk(function):
         if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
             continue
         after = use.lineno > update.end_lineno if update.end_lineno is not None else False
-        if (after and not in_loop) or use is receiver:
-            continue  # references taken after the update see the same value either way
+        if (after and (outermost is None or not ctx.contains(outermost, use))) or use is receiver:
+            # references taken after the update, and after every loop it runs in, see the same value either way
+            continue
         if not _harmless_read(ctx, use):
             return f"`{name}` is read where a reference to it may be kept (`{ctx.excerpt(ctx.parent(use) or use, 40)}`)"
     return None

@@ -378,7 +378,7 @@ def is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
 
 
-def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, name: str) -> ast.AST | None:
+def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, name: str, rewritten: ast.AST | None = None) -> ast.AST | None:
     """The first in-place change to the tensor `name` that can run after `stmt`, if any. A rewrite
     that rebinds `name` to a new tensor where the original kept the old object must not let such
     a change miss the object it changed before (the caller's tensor, say).
@@ -387,7 +387,13 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
     t`) ends the search: every path from `stmt` passes it, and changes after it reach that new
     tensor in the original and in the rewrite alike. Not across a `break`/`continue` met on the way
     (at any level: it may skip the rebinding), nor inside a `try` (a handler may run instead). A
-    loop's next iteration is searched from the start of its body up to such a rebinding."""
+    loop's next iteration is searched from the start of its body up to such a rebinding. Changes
+    inside `rewritten` (the statement the rewrite replaces, met again on the next iteration) are
+    not counted: the rewrite no longer makes them in place."""
+
+    def changes(node: ast.AST) -> bool:
+        return changes_in_place(node, name) and not (rewritten is not None and ctx.contains(rewritten, node))
+
     jumps = False  # a `break`/`continue` on the way may skip the rebinding
     in_try = False
     for parent, block, index in enclosing_blocks(ctx, function, stmt):
@@ -398,7 +404,7 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             following += [s for s in parent.orelse + parent.finalbody if s not in block]
         for statement in following:
             for node in ast.walk(statement):
-                if changes_in_place(node, name):
+                if changes(node):
                     return node
                 jumps = jumps or isinstance(node, (ast.Break, ast.Continue))
             if not (jumps or in_try) and _rebinds_to_new_tensor(ctx, statement, name):
@@ -409,14 +415,14 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             # `erosion[erosion < 0] = 0`): changes after that reach the new tensor in both.
             for statement in block[: index + 1]:
                 for node in ast.walk(statement):
-                    if changes_in_place(node, name):
+                    if changes(node):
                         return node
                 if not in_try and _rebinds_to_new_tensor(ctx, statement, name):
                     break
             again: list[ast.AST] = [*parent.orelse, *([parent.test] if isinstance(parent, ast.While) else [])]
             for part in again:
                 for node in ast.walk(part):
-                    if changes_in_place(node, name):
+                    if changes(node):
                         return node
     return None
 

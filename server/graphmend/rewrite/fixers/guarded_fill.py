@@ -21,6 +21,13 @@ Accepted tests (the mask known to be boolean): `m.any()`, `torch.any(m)`, `m.sum
 `!= 0`, `>= 1`, or the sum alone), `m.count_nonzero() > 0`, joined by `and` with Python-level
 tests that stay in the `if`. The body: only `x[m] = number` and `x.masked_fill_(m, number)` with
 that same mask.
+
+Any other test of one tensor value `c` (mmdetection's low-quality matching: `if
+gt_max_overlaps[i] >= self.min_pos_iou:` then `assigned_gt_inds[max_iou_inds] = i + 1`) guards the
+fill the same way once it is part of the mask: `x = x.masked_fill(m & c, number)` writes the
+number where the original wrote it when `c` holds, and nowhere when it does not. Here the body may
+first compute the mask into names (`max_iou_inds = overlaps[i, :] == gt_max_overlaps[i]`): they
+are now computed on every path, so they must be pure and not read after the `if`.
 """
 
 from __future__ import annotations
@@ -34,13 +41,13 @@ from ...analysis.kinds import BOOL_KINDS, Kind
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ..aliasing import local_aliasing_reason
-from ..compile_checks import MASK_SELECTS_ALIKE, call_text, helper_edits
+from ..compile_checks import MASK_SELECTS_ALIKE, ONE_VALUE, call_text, helper_edits
 from ..context import FixContext
-from ..flow import changed_in_place_after
+from ..flow import changed_in_place_after, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
-from .conditions import check_condition_pure, tensor_logic
+from .conditions import check_condition_pure, condition_text, tensor_logic
 
 _POSITIVE = {ast.Gt: 0, ast.NotEq: 0, ast.GtE: 1}  # `count > 0`, `count != 0`, `count >= 1`
 
@@ -58,6 +65,7 @@ class GuardedMaskedFillFixer:
     codes = frozenset({"GM101"})
     safety = Safety.SAFE
     title = "Fill through the mask every time with masked_fill instead of testing whether it selects anything (filling nothing changes nothing)"
+    guarded_title = "Fill with masked_fill through the mask and the tested value together (`m & c`) instead of branching on the tensor"
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         tested = ctx.if_testing(finding)
@@ -69,7 +77,14 @@ class GuardedMaskedFillFixer:
         if statement.orelse:
             raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")
         cloned = _leading_clones(ctx, statement.body)
-        fills = [_fill(ctx, stmt, mask) for stmt in statement.body[len(cloned) :]]
+        computed: list[ast.Assign] = []
+        guard, one_value = None, None
+        if mask is None:  # a test of one tensor value: it joins the mask the body writes through
+            computed = _mask_computations(ctx, statement, statement.body[len(cloned) :])
+            mask = _body_mask(ctx, statement.body[len(cloned) + len(computed) :])
+            check_condition_pure(ctx, mask_test, "the condition (now part of the mask)")
+            guard, one_value = _guard(ctx, function, statement, mask_test)
+        fills = [_fill(ctx, stmt, mask) for stmt in statement.body[len(cloned) + len(computed) :]]
         if any(name not in {f.target for f in fills} for name in cloned):
             raise DeclineError("not-a-guarded-fill", "the branch copies a tensor it does not fill")
         check_pure(ctx, mask, "the mask (now used every time)")
@@ -78,28 +93,33 @@ class GuardedMaskedFillFixer:
             reason = None if fill.target in cloned else local_aliasing_reason(ctx, function, fill.target, fill.statement, fill.receiver)
             if reason is not None:
                 raise DeclineError("guarded-fill-alias", f"filling out of place would change what other references see: {reason}")
-            if changed_in_place_after(ctx, function, statement, fill.target) is not None:
+            if changed_in_place_after(ctx, function, statement, fill.target, rewritten=statement) is not None:
                 raise DeclineError("guarded-fill-alias", f"`{fill.target}` is changed in place after the `if`")
         signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         targets = list(dict.fromkeys(f.target for f in fills))
-        proven = ctx.kind(mask) in BOOL_KINDS and all(
+        proven = one_value is None and ctx.kind(mask) in BOOL_KINDS and all(
             signatures.equal_shapes(signatures.of(mask), signatures.of(ast.Name(id=t, ctx=ast.Load()))) for t in targets
         )
-        fill_lines = [f"{f.target} = {f.target}.masked_fill({ctx.code(mask)}, {ctx.code(f.value)})" for f in fills]
+        written = ctx.code(mask) if guard is None else f"{ctx.atom(mask)} & {guard}"
+        fill_lines = [f"{f.target} = {f.target}.masked_fill({written}, {ctx.code(f.value)})" for f in fills]
         edits: list[Edit] = []
+        computing = [line for stmt in computed for line in _lines(ctx, stmt)]
         if proven:
-            lines = fill_lines
+            lines = computing + fill_lines
         else:  # the fill where the check holds, the original branch (mask test only) elsewhere
             check = call_text(MASK_SELECTS_ALIKE, ctx.code(mask), *targets)
-            original = [line for stmt in statement.body for line in _lines(ctx, stmt)]
-            lines = [f"if {check}:", *_indented(fill_lines), f"elif {ctx.code(mask_test)}:", *_indented(original)]
+            if one_value is not None:
+                check = f"{check} and {call_text(ONE_VALUE, one_value)}"
+                edits += helper_edits(ctx, ONE_VALUE)
+            original = [line for stmt in statement.body if stmt not in computed for line in _lines(ctx, stmt)]
+            lines = [*computing, f"if {check}:", *_indented(fill_lines), f"elif {ctx.code(mask_test)}:", *_indented(original)]
             edits += helper_edits(ctx, MASK_SELECTS_ALIKE)
         if prefix:  # the Python-level tests stay, in their own `if`
             lines = [f"if {' and '.join(ctx.code(p) for p in prefix)}:", *_indented(lines)]
         if_node = ctx.cst_node(function, statement, cst.If)
         new_statements = cst.parse_module("".join(f"{line}\n" for line in lines)).body
         edits.insert(0, ctx.rewrite(function, {if_node: cst.FlattenSentinel(new_statements)}))
-        return Fix(finding, self.title, Safety.SAFE, tuple(edits))
+        return Fix(finding, self.title if guard is None else self.guarded_title, Safety.SAFE, tuple(edits))
 
 
 def _leading_clones(ctx: FixContext, body: list[ast.stmt]) -> list[str]:
@@ -128,14 +148,20 @@ def _indented(lines: list[str]) -> list[str]:
     return [f"    {line}" if line.strip() else line for line in lines]
 
 
-def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr]:
-    """The Python-level operands of an `and` chain, its one any-of-mask operand, and that mask."""
+def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], ast.expr, ast.expr | None]:
+    """The Python-level operands of an `and` chain, its one any-of-mask operand, and that mask;
+    or, where no operand tests a mask, its one tensor operand (the last: the Python tests before it
+    stay in the `if` and decide whether it is evaluated, as they did) and None."""
     operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     masks = [(operand, _any_of(ctx, operand)) for operand in operands]
-    found = [(operand, mask) for operand, mask in masks if mask is not None]
+    found: list[tuple[ast.expr, ast.expr | None]] = [(operand, mask) for operand, mask in masks if mask is not None]
+    if not found:  # a test of one tensor value, which becomes part of the mask the body writes through
+        tensors = [operand for operand in operands if tensor_logic(ctx, operand)]
+        if len(tensors) == 1 and tensors[0] is operands[-1]:
+            found = [(tensors[0], None)]
     if len(found) != 1:
         raise DeclineError("not-a-guarded-fill", "the condition is not one test of whether a boolean mask selects anything (`mask.any()`)")
-    prefix = [operand for operand, mask in masks if mask is None]
+    prefix = [operand for operand, _ in masks if operand is not found[0][0]]
     for operand in prefix:
         if tensor_logic(ctx, operand):
             raise DeclineError("not-a-guarded-fill", f"`{ctx.excerpt(operand, 40)}` is also a tensor test; only a mask test can be dropped")
@@ -169,6 +195,52 @@ def _reduced(ctx: FixContext, node: ast.expr, names: tuple[str, ...]) -> ast.exp
     else:
         return None
     return mask if ctx.kind(mask) in BOOL_KINDS else None
+
+
+def _guard(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If, test: ast.expr) -> tuple[str, str | None]:
+    """The tested tensor value as a 0-d boolean expression to join the mask with, and, where it is
+    not known to be one value, the expression `_graphmend_one_value` must find one element in
+    while tracing (elsewhere the original `if` runs, and raises as it did)."""
+    signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+    try:
+        return condition_text(ctx, test, ctx.torch_name(), signatures), None
+    except DeclineError as declined:
+        if declined.key != "condition-not-scalar" or ctx.kind(test) not in BOOL_KINDS:
+            raise
+    text = ctx.code(test)
+    return f"({text}).reshape(())", text
+
+
+def _mask_computations(ctx: FixContext, statement: ast.If, body: list[ast.stmt]) -> list[ast.Assign]:
+    """The leading `name = <pure expression>` statements of the branch before its fills (the mask
+    computed into a name): they run on every path now, so nothing may read them after the `if`."""
+    computed: list[ast.Assign] = []
+    for stmt in body[:-1]:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            break
+        name = stmt.targets[0].id
+        check_pure(ctx, stmt.value, f"`{name} = ...` (now computed whatever the condition)")
+        if read_after(ctx, statement, name):
+            raise DeclineError("guarded-fill-computed-read", f"`{name}`, computed in the branch, is read after the `if`")
+        computed.append(stmt)
+    return computed
+
+
+def _body_mask(ctx: FixContext, fills: list[ast.stmt]) -> ast.expr:
+    """The one mask every fill of the branch writes through (`x[m] = n`, `x.masked_fill_(m, n)`)."""
+    masks: list[ast.expr] = []
+    for stmt in fills:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
+            masks.append(stmt.targets[0].slice)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
+            masks.append(stmt.value.args[0])
+        else:
+            raise DeclineError("not-a-guarded-fill", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` is not a number written through a mask")
+    if not masks or any(ctx.code(m) != ctx.code(masks[0]) for m in masks) or isinstance(masks[0], (ast.Tuple, ast.Slice)):
+        raise DeclineError("not-a-guarded-fill", "the branch does not write numbers through one boolean mask")
+    if ctx.kind(masks[0]) not in BOOL_KINDS:
+        raise DeclineError("not-a-guarded-fill", f"`{ctx.excerpt(masks[0], 40)}` is not known to be a boolean mask")
+    return masks[0]
 
 
 def _fill(ctx: FixContext, stmt: ast.stmt, mask: ast.expr) -> _Fill:
