@@ -141,3 +141,35 @@ def test_a_break_in_a_loop_of_a_called_function_makes_the_rest_of_that_function_
     assert lines == {7}
     assert findings[(7, "GM206")].effect == "frame-skip" and not findings[(7, "GM206")].latent
     assert findings[(9, "GM101")].latent
+
+
+ARM_IN_A_LOOP = '''import torch
+
+
+@torch.compile
+def f(x, flag: bool):
+    loss = x.sum() * 0
+    keep = x[:, 0] > 0
+    for c in range(2):
+        a = x[:, c]
+        if flag:
+            a = a[keep]
+            b = x[:, c][keep]
+            loss = loss + b.sum()
+        loss = loss + a.sum()
+    return loss
+
+
+def inputs():
+    return [(torch.tensor([[1.0, 2.0], [-1.0, 0.5], [3.0, -2.0], [0.5, 0.25]]), True)]
+'''
+
+
+def test_the_rest_of_an_arm_inside_a_loop_after_a_break_there_is_latent(tmp_path: Path) -> None:
+    """A break in an arm of an undecided `if` inside a loop stops the frame when that arm runs:
+    the rest of the arm runs after it in the same iteration and is never reported (segmentation
+    models' focal loss: `cls_y_true[not_ignored]`, then `cls_y_pred[not_ignored]`)."""
+    lines, findings = _breaks_and_findings(tmp_path, "arm_in_loop.py", ARM_IN_A_LOOP)
+    assert lines == {11}
+    assert not findings[(11, "GM402")].latent
+    assert findings[(12, "GM402")].latent

@@ -565,7 +565,7 @@ class FunctionWalker:
             points: tuple[EagerPoint, ...] = ()
             if not (caller.conditional or self._resumes_after(node, caller)):
                 points = (EagerPoint(caller.function, self.module.source.span(caller.site)),)
-            if amplifier is not None and amplifier.kind == "loop" and amplifier.certain and (not self.arms or self._arm_holds(amplifier)):
+            if amplifier is not None and amplifier.kind == "loop" and amplifier.certain:
                 if not self._resumes_after(node, amplifier):
                     points += (self._here(node),)
             return points
@@ -578,20 +578,15 @@ class FunctionWalker:
             skips_here = effect is Effect.FRAME_SKIP and own_frame and id(node) not in self._optional_nodes()
             this_frame = (effect is Effect.RESUME_FAILS or skips_here) and caller is None
         else:
-            this_frame = amplifier.kind != "caller" and amplifier.certain and (not self.arms or self._arm_holds(amplifier))
+            # an arm inside the loop bounds the point (`_here`): the rest of that arm runs only
+            # after the break in the same iteration, code after the arm may run on iterations
+            # (or configurations) that do not take it
+            this_frame = amplifier.kind != "caller" and amplifier.certain
         return (self._here(node),) if this_frame else ()
 
     def _here(self, node: ast.AST) -> EagerPoint:
         """The point at `node` in this function (within the innermost undecided arm, if any)."""
         return EagerPoint(self.function_name, self.module.source.span(node), self.arms[-1] if self.arms else None)
-
-    def _arm_holds(self, amplifier: Amplifier) -> bool:
-        """Whether the innermost undecided arm holds the loop (`try`, `with`) that makes this break
-        stop the frame: then the break runs on every path through the rest of the arm. An arm
-        inside the loop is a path the loop's other iterations may not take."""
-        first, last = self.arms[-1]
-        line = getattr(amplifier.node, "lineno", 0)
-        return first <= line <= last
 
     def _resumes_after(self, node: ast.AST, amplifier: Amplifier) -> bool:
         """A break in a loop from which dynamo's bytecode scan meets a `return` before the loop's
