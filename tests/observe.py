@@ -56,7 +56,9 @@ def observe(fn: Callable[..., Any], args: tuple) -> Observation:
             try:
                 seen.output = fn(*args)
             except Exception as exc:  # the behaviour under test: which exception, which message
-                seen.error = (type(exc).__name__, str(exc))
+                # dynamo appends where it was tracing ("from user code: ..."), a debugging trailer
+                # the same exception raised outside its tracing does not carry (run.py strips it too)
+                seen.error = (type(exc).__name__, str(exc).split("\n\nfrom user code:")[0])
     finally:
         root.removeHandler(handler)
         root.setLevel(level)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ..analysis.kinds import Kind
+from ..analysis.kinds import TENSOR_KINDS, Kind
 from .context import FixContext
 from .model import DeclineError
 from .py_types import own_nodes
@@ -69,6 +69,8 @@ def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> list[EffectCa
     local or an attribute, `warnings.warn(stacklevel=2)`, `logger.exception`, a bare `raise`)."""
     if isinstance(stmt, ast.Pass):
         return []
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and ctx.qualname(stmt.value.func) == "torch._assert":
+        return [EffectCall("check", ctx.excerpt(stmt.value, 40))]  # `assert` as a function: it raises AssertionError
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         found = _effect_call(ctx, stmt.value, local)
         return [found] if found is not None else None
@@ -80,13 +82,79 @@ def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> list[EffectCa
         return [EffectCall("check", ctx.excerpt(stmt.test, 40))]
     if isinstance(stmt, ast.If):
         effects: list[EffectCall] = []
-        for inner in [*stmt.body, *stmt.orelse]:
-            found_inner = effect_of(ctx, inner, local)
-            if found_inner is None:
-                return None
-            effects.extend(found_inner)
+        for arm in (stmt.body, stmt.orelse):
+            prelude = _raising_prelude(ctx, arm)
+            for inner in arm[prelude:]:
+                found_inner = effect_of(ctx, inner, local)
+                if found_inner is None:
+                    return None
+                effects.extend(found_inner)
         return effects
     return None
+
+
+def _raising_prelude(ctx: FixContext, arm: list[ast.stmt]) -> int:
+    """How many statements open an arm that always ends by raising, and only compute names for
+    its message (torchvision's degenerate-box check: `bb_idx = torch.where(...)[0][0]`, `degen_bb =
+    boxes[bb_idx].tolist()`, then `torch._assert(False, f"... {degen_bb} ...")`). Inside the op
+    they run exactly when they ran (the arm's test holds), before the same raise, and nothing after
+    the arm can read what they bound: the arm never falls through. Their values must not change
+    anything (no in-place method, no container update, no random draw, no I/O): 0 otherwise."""
+    if not arm or not _always_raises(ctx, arm[-1]):
+        return 0
+    count = 0
+    for statement in arm[:-1]:
+        plain = isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+        annotated = isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+        value = statement.value if isinstance(statement, (ast.Assign, ast.AnnAssign)) else None
+        if not (plain or annotated) or value is None or not _quiet(ctx, value):
+            break
+        count += 1
+    return count
+
+
+def _always_raises(ctx: FixContext, statement: ast.stmt) -> bool:
+    """`raise E(...)`, `assert False, msg`, `torch._assert(False, msg)`."""
+    if isinstance(statement, ast.Raise):
+        return statement.exc is not None
+    test: ast.expr | None = None
+    if isinstance(statement, ast.Assert):
+        test = statement.test
+    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and ctx.qualname(statement.value.func) == "torch._assert":
+        test = statement.value.args[0] if statement.value.args else None
+    return isinstance(test, ast.Constant) and test.value is False
+
+
+# Calls that only compute a value from their arguments (builtins and conversions a message uses).
+_QUIET_BUILTINS = frozenset({"len", "str", "repr", "int", "float", "bool", "list", "tuple", "min", "max", "abs", "round", "sum", "type", "format", "sorted"})
+_NOISY_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "clear", "add", "update", "setdefault", "remove", "discard", "write", "backward"})
+_RANDOM_NAMES = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "normal", "uniform", "random", "shuffle", "choice", "seed", "manual_seed"})
+
+
+def _quiet(ctx: FixContext, value: ast.expr) -> bool:
+    """Whether evaluating `value` changes nothing outside it (see _raising_prelude)."""
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)):
+            return False
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = ctx.qualname(func)
+        last = name.rsplit(".", 1)[-1] if name is not None else (func.attr if isinstance(func, ast.Attribute) else None)
+        if last is None or last in _RANDOM_NAMES or last in _NOISY_METHODS:
+            return False
+        if last.endswith("_") and not last.startswith("_"):
+            return False  # an in-place tensor method
+        if name is not None and name.startswith("builtins."):
+            if last not in _QUIET_BUILTINS:
+                return False
+        elif name is not None and not name.startswith("torch."):
+            return False  # a function whose effects are not known
+        elif name is None and not (isinstance(func, ast.Attribute) and ctx.kind(func.value) in TENSOR_KINDS):
+            return False  # a method of something not known to be a tensor
+        if name is not None and name.startswith("torch.") and last in ("save", "load", "set_rng_state", "set_default_device", "set_default_dtype"):
+            return False
+    return True
 
 
 def _effect_call(ctx: FixContext, call: ast.Call, local: set[str]) -> EffectCall | None:

@@ -135,8 +135,18 @@ class _Lifter:
         if isinstance(stmt, ast.If):
             self.expr(stmt.test, conditional)
             with self.guarded_by(stmt.test):
-                for inner in [*stmt.body, *stmt.orelse]:
-                    self.statement(inner, True)
+                for arm in (stmt.body, stmt.orelse):
+                    outside = set(self.local)
+                    for inner in arm:
+                        self.statement(inner, True)
+                    self.local = outside  # names an arm binds are its own (effects._raising_prelude)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            # a name computed for the message of an arm that then raises: computed in the body,
+            # where it ran before, and read there from then on
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+            assert isinstance(target, ast.Name) and stmt.value is not None  # effects._raising_prelude
+            self.expr(stmt.value, conditional)
+            self.local.discard(target.id)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self.calls_as_values:
             self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -476,6 +476,8 @@ def _title(effects: list[EffectCall], ctx: FixContext, block: ast.stmt) -> str:
     calls = sorted({f"`{e.callee}`" for e in effects if e.what != "check"})
     if any(e.what == "check" for e in effects):
         kinds = sorted({_exception(s) for s in ast.walk(block) if isinstance(s, (ast.Raise, ast.Assert))})
+        if any(isinstance(n, ast.Call) and ctx.qualname(n.func) == "torch._assert" for n in ast.walk(block)):
+            kinds = sorted({*kinds, "AssertionError"})  # `torch._assert(cond, msg)` raises it
         raised = " / ".join(kinds)
         also = f" (and {', '.join(calls)})" if calls else ""
         return f"Run this check{also} as an ordered op inside the compiled graph: it raises the same {raised} with the same message, no graph break"
