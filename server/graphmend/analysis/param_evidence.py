@@ -76,6 +76,8 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             continue
         if next_char == "@" and text[following + 1 : following + 2] != "=":
             return True
+        if next_char == "[" and _array_index(text, following):
+            return True
         preceding = index - 1
         while preceding >= 0 and text[preceding] in " \t":
             preceding -= 1
@@ -90,6 +92,47 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             callee = text[callee_start:callee_end]
             if callee and not callee[0].isdigit() and evidence_call(callee):
                 return True
+
+
+def _array_index(text: str, opening: int) -> bool:
+    """Whether the index that opens at `text[opening]` (a `[`) has several parts, one a slice, `...`
+    or `None` (`mask[:, -1]`, `x[..., 0]`, `x[None, :]`): only arrays take such an index (a list
+    raises, a dict would need slices as keys), and dynamo traces NumPy arrays as tensors."""
+    depth, part_start, parts = 0, opening + 1, []
+    position = opening + 1
+    while position < len(text):
+        char = text[position]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                parts.append(text[part_start:position])
+                break
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(text[part_start:position])
+            part_start = position + 1
+        position += 1
+        if position - opening > 400:
+            return False  # not an index worth reading this way
+    else:
+        return False
+    if len(parts) < 2:
+        return False
+    return any((":" in _top_level(part) and "'" not in part and '"' not in part) or part.strip() in ("...", "None") for part in parts)
+
+
+def _top_level(part: str) -> str:
+    """`part` without what its brackets hold (`x[a[1:2], 0]`'s first part has no slice of its own)."""
+    kept, depth = [], 0
+    for char in part:
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0:
+            kept.append(char)
+    return "".join(kept)
 
 
 def _skip_spaces(text: str, position: int) -> int:
