@@ -550,6 +550,8 @@ def annotation_kind(node: ast.expr | None, index: ModuleIndex) -> Kind:
         return Kind.PY
     if name == "torch.Generator":
         return Kind.GENERATOR  # `Optional[torch.Generator]` stays unknown: None, the usual value, traces
+    if name in ("logging.Logger", "logging.LoggerAdapter"):
+        return Kind.LOGGER  # its methods break as a module-level logger's do (torchtune's `log_rank_zero(logger, ...)`)
     return Kind.UNKNOWN
 
 
