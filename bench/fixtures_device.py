@@ -53,8 +53,8 @@ def _callable(module: Any, device: str) -> Any:
     import torch
 
     fn = module.make() if hasattr(module, "make") else module.f
-    fn = getattr(fn, "_torchdynamo_orig_callable", fn)
-    fn = getattr(fn, "_orig_mod", fn)
+    # a compiled module: the module itself (compiling it runs its `__call__`), not its `forward`
+    fn = fn._orig_mod if hasattr(fn, "_orig_mod") else getattr(fn, "_torchdynamo_orig_callable", fn)
     if isinstance(fn, torch.nn.Module):
         fn.to(device)
     return fn

@@ -18,8 +18,9 @@ from .ground_truth import import_case
 
 def callable_of(module: Any) -> Any:
     fn = module.make() if hasattr(module, "make") else module.f
-    fn = getattr(fn, "_torchdynamo_orig_callable", fn)
-    return getattr(fn, "_orig_mod", fn)
+    if hasattr(fn, "_orig_mod"):
+        return fn._orig_mod  # the module (whose `__call__` compiling it runs), not its `forward`
+    return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
 def same(a: Any, b: Any, path: str = "output") -> list[str]:

@@ -57,9 +57,12 @@ class Observed:
 
 
 def _unwrap(fn: Any) -> Any:
-    """The plain function or module under a torch.compile wrapper."""
-    fn = getattr(fn, "_torchdynamo_orig_callable", fn)
-    return getattr(fn, "_orig_mod", fn)
+    """The plain function or module under a torch.compile wrapper. A compiled module is unwrapped to
+    the module, not to the `forward` its wrapper names as `_torchdynamo_orig_callable`: compiling
+    the module runs its `__call__`, which a class may override (GPyTorch's ExactGP)."""
+    if hasattr(fn, "_orig_mod"):
+        return fn._orig_mod
+    return getattr(fn, "_torchdynamo_orig_callable", fn)
 
 
 def import_case(path: Path) -> Any:

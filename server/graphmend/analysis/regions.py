@@ -93,7 +93,8 @@ def find_entries(
                 add(info.methods.get(method) if info is not None else None, info, reason, explicit)
             elif qualified in index.classes:  # a class: what calling an instance runs, as a compiled forward is
                 info = index.classes[qualified]
-                add(info.methods.get("forward") or info.methods.get("__call__"), info, reason, explicit=False)
+                for called in _called_methods(index, info):
+                    add(called, info, reason, explicit=False)
             else:
                 add(index.functions.get(qualified), None, reason, explicit)
     for skipped in index.frame_only:  # disable(recursive=False): its frame runs eagerly, its callees compile
@@ -118,6 +119,14 @@ def find_entries(
             entries.append(Entry(wrapper.function, None, f"the wrapper `@{name}` puts around {reason}", False, wrapping))
     # first: walked before the functions they wrap, so that those are reached through the wrapper's call
     return _in_file_wrappers(entries, index, seen) + entries
+
+
+def _called_methods(index: ModuleIndex, info: ClassInfo) -> list[ast.FunctionDef]:
+    """What calling an instance of `info` runs under torch.compile: a `__call__` it or an in-file
+    base defines (compiling a module compiles its `__call__`: GPyTorch's `ExactGP.__call__` checks
+    its inputs before the module call), and its `forward` (nn.Module's own `__call__` runs it)."""
+    found = [index.method(info, "__call__"), index.method(info, "forward")]
+    return [method for method in found if method is not None]
 
 
 def _nested_function(function: ast.FunctionDef | None, names: list[str]) -> ast.FunctionDef | None:
@@ -251,16 +260,23 @@ def _decorated_and_called(tree: ast.Module, index: ModuleIndex, marked_lines: se
         if first <= highest and last >= lowest and any(first <= line <= last for line in marked_lines):
             calls.extend(node for node in _own_expressions(stmt) if isinstance(node, ast.Call))
     for call in calls:
-        compiled = _compile_target(call, index, instances)
-        if compiled is not None:
-            function, cls = compiled
-            line = call.lineno
-            add(function, cls, f"`{_describe(function, cls)}`, passed to torch.compile on line {line}")
+        for function, cls in _compile_targets(call, index, instances):
+            add(function, cls, f"`{_describe(function, cls)}`, passed to torch.compile on line {call.lineno}")
+
+
+def _compile_targets(
+    call: ast.Call, index: ModuleIndex, instances: dict[str, str]
+) -> list[tuple[ast.FunctionDef, ClassInfo | None]]:
+    """The functions a compile call compiles (an instance: what calling it runs, see `_called_methods`)."""
+    found = _compile_target(call, index, instances)
+    if isinstance(found, ClassInfo):
+        return [(method, found) for method in _called_methods(index, found)]
+    return [found] if found is not None else []
 
 
 def _compile_target(
     call: ast.Call, index: ModuleIndex, instances: dict[str, str]
-) -> tuple[ast.FunctionDef, ClassInfo | None] | None:
+) -> tuple[ast.FunctionDef, ClassInfo | None] | ClassInfo | None:
     func = call.func
     argument: ast.expr | None = None
     if index.qualname(func) in COMPILE_FUNCTIONS and call.args:
@@ -269,24 +285,15 @@ def _compile_target(
         argument = call.args[0]  # torch._dynamo.optimize("inductor")(fn)
     elif isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name):
         cls = index.classes.get(instances.get(func.value.id, ""))
-        if cls is not None:  # model.compile()
-            forward = index.method(cls, "forward")
-            return (forward, cls) if forward is not None else None
-        return None
+        return cls  # model.compile(), or None
     if argument is None:
         return None
     if isinstance(argument, ast.Name):
         if argument.id in index.functions:
             return index.functions[argument.id], None
-        cls = index.classes.get(instances.get(argument.id, ""))
-        if cls is not None:
-            forward = index.method(cls, "forward")
-            return (forward, cls) if forward is not None else None
-        return None
+        return index.classes.get(instances.get(argument.id, ""))
     if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id in index.classes:
-        cls = index.classes[argument.func.id]
-        forward = index.method(cls, "forward")
-        return (forward, cls) if forward is not None else None
+        return index.classes[argument.func.id]
     if isinstance(argument, ast.Attribute):
         owner_name = instances.get(argument.value.id, "") if isinstance(argument.value, ast.Name) else ""
         owner = index.classes.get(owner_name)
