@@ -125,8 +125,24 @@ def _called_methods(index: ModuleIndex, info: ClassInfo) -> list[ast.FunctionDef
     """What calling an instance of `info` runs under torch.compile: a `__call__` it or an in-file
     base defines (compiling a module compiles its `__call__`: GPyTorch's `ExactGP.__call__` checks
     its inputs before the module call), and its `forward` (nn.Module's own `__call__` runs it)."""
-    found = [index.method(info, "__call__"), index.method(info, "forward")]
+    found = [_own_call(index, info), index.method(info, "forward")]
     return [method for method in found if method is not None]
+
+
+def _own_call(index: ModuleIndex, info: ClassInfo, seen: frozenset[str] = frozenset()) -> ast.FunctionDef | None:
+    """The `__call__` Python finds first on `info`, where the file defines it: its own, else along
+    the bases in order while they are in the file (a base from elsewhere, such as nn.Module, has a
+    `__call__` of its own that would come first)."""
+    if "__call__" in info.methods:
+        return info.methods["__call__"]
+    for base in info.node.bases:
+        base_info = index.classes.get(base.id) if isinstance(base, ast.Name) else None
+        if base_info is None or base_info.name in seen:
+            return None
+        found = _own_call(index, base_info, seen | {info.name})
+        if found is not None:
+            return found
+    return None
 
 
 def _nested_function(function: ast.FunctionDef | None, names: list[str]) -> ast.FunctionDef | None:
@@ -285,7 +301,9 @@ def _compile_target(
         argument = call.args[0]  # torch._dynamo.optimize("inductor")(fn)
     elif isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name):
         cls = index.classes.get(instances.get(func.value.id, ""))
-        return cls  # model.compile(), or None
+        forward = index.method(cls, "forward") if cls is not None else None
+        # model.compile() compiles `_call_impl`, not an overriding `__call__` (measured, torch 2.13)
+        return (forward, cls) if forward is not None else None
     if argument is None:
         return None
     if isinstance(argument, ast.Name):

@@ -114,15 +114,14 @@ def _raising_prelude(ctx: FixContext, arm: list[ast.stmt]) -> int:
 
 
 def _always_raises(ctx: FixContext, statement: ast.stmt) -> bool:
-    """`raise E(...)`, `assert False, msg`, `torch._assert(False, msg)`."""
+    """`raise E(...)`, `torch._assert(False, msg)` (not `assert False`: `python -O` drops it, and
+    the arm would fall through with the names it bound)."""
     if isinstance(statement, ast.Raise):
         return statement.exc is not None
-    test: ast.expr | None = None
-    if isinstance(statement, ast.Assert):
-        test = statement.test
-    elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and ctx.qualname(statement.value.func) == "torch._assert":
+    if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call) and ctx.qualname(statement.value.func) == "torch._assert":
         test = statement.value.args[0] if statement.value.args else None
-    return isinstance(test, ast.Constant) and test.value is False
+        return isinstance(test, ast.Constant) and test.value is False
+    return False
 
 
 # Calls that only compute a value from their arguments (builtins and conversions a message uses).
@@ -154,6 +153,8 @@ def _quiet(ctx: FixContext, value: ast.expr) -> bool:
             return False  # a method of something not known to be a tensor
         if name is not None and name.startswith("torch.") and last in ("save", "load", "set_rng_state", "set_default_device", "set_default_dtype"):
             return False
+        if (name is not None and name.startswith("torch.distributed")) or any(k.arg == "out" for k in node.keywords):
+            return False  # a collective talks to other processes; `out=` writes into a tensor
     return True
 
 

@@ -161,6 +161,9 @@ _SIZE_KEYWORDS = {
     "size", "k", "length", "chunks", "end", "start", "steps", "n", "shifts", "pad", "scale_factor", "indices_or_sections",
     "split_size_or_sections", "split_size", "num_samples", "offset", "diagonal", "low", "high", "sizes",
 }
+# Functions whose keywords of `_SIZE_KEYWORDS` are not all sizes: linspace and logspace take
+# tensors as `start`/`end` (dynamo traces them), only `steps` is a number.
+_KEYWORDS_OF = {"torch.linspace": frozenset({"steps"}), "torch.logspace": frozenset({"steps"})}
 # Arguments read as numbers even when the tensor is an input of the compiled frame, whose value
 # dynamo could guard on: interpolate's scale factor (its Python code computes with it) and
 # tensor_split's indices (measured, torch 2.13; interpolate's `size` as an input does not break).
@@ -189,7 +192,8 @@ class TensorAsSize(Rule):
                 return
             positions = _SIZE_METHODS.get(node.func.attr)  # type: ignore[assignment]  # both tables hold tuples of positions
         candidates = [a for i, a in enumerate(node.args) if positions is None or i in positions]
-        candidates += [k.value for k in node.keywords if k.arg in _SIZE_KEYWORDS]
+        keywords = _KEYWORDS_OF.get(name or "", _SIZE_KEYWORDS)
+        candidates += [k.value for k in node.keywords if k.arg in keywords]
         method = node.func.attr if name not in _SIZE_FUNCTIONS and isinstance(node.func, ast.Attribute) else None
         read = _READ_EVEN_AS_INPUT.get(name if method is None else method)  # type: ignore[arg-type]
         always = [a for i, a in enumerate(node.args) if read is not None and i == read[0]]

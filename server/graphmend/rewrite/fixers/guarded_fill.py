@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ...analysis.kinds import BOOL_KINDS, Kind
+from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, Kind
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ..aliasing import local_aliasing_reason
@@ -48,6 +48,7 @@ from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..signatures import Signatures, floating_names
 from .conditions import check_condition_pure, condition_text, tensor_logic
+from .generated import fresh_name
 
 _POSITIVE = {ast.Gt: 0, ast.NotEq: 0, ast.GtE: 1}  # `count > 0`, `count != 0`, `count >= 1`
 
@@ -74,14 +75,17 @@ class GuardedMaskedFillFixer:
         statement, function = tested
         # once per test: each of its findings asks (2,000 operands: 2,000 findings)
         prefix, mask_test, mask = ctx.remember_or_decline(("guarded-fill-split", id(statement.test)), lambda: _split(ctx, statement.test))
+        if statement.orelse and mask is None:  # a test of one value with an else: another fixer's pattern
+            raise DeclineError("not-a-guarded-fill", "the `if` has an else branch")
         if statement.orelse:
             raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")
         cloned = _leading_clones(ctx, statement.body)
         computed: list[ast.Assign] = []
         guard, one_value = None, None
         if mask is None:  # a test of one tensor value: it joins the mask the body writes through
-            computed = _mask_computations(ctx, statement, statement.body[len(cloned) :])
-            mask = _body_mask(ctx, statement.body[len(cloned) + len(computed) :])
+            after = len(cloned) + _assignments_first(statement.body[len(cloned) : -1])
+            mask = _body_mask(ctx, statement.body[after:])  # the fills first: not this pattern at all, else
+            computed = _mask_computations(ctx, statement, statement.body[len(cloned) : after], [*prefix, mask_test])
             check_condition_pure(ctx, mask_test, "the condition (now part of the mask)")
             guard, one_value = _guard(ctx, function, statement, mask_test)
         fills = [_fill(ctx, stmt, mask) for stmt in statement.body[len(cloned) + len(computed) :]]
@@ -100,8 +104,12 @@ class GuardedMaskedFillFixer:
         proven = one_value is None and ctx.kind(mask) in BOOL_KINDS and all(
             signatures.equal_shapes(signatures.of(mask), signatures.of(ast.Name(id=t, ctx=ast.Load()))) for t in targets
         )
-        written = ctx.code(mask) if guard is None else f"{ctx.atom(mask)} & {guard}"
-        fill_lines = [f"{f.target} = {f.target}.masked_fill({written}, {ctx.code(f.value)})" for f in fills]
+        written, taken = ctx.code(mask), []
+        if guard is not None:  # the test's value, taken once before the fills as the `if` took it
+            held = fresh_name(function, "_graphmend_tested")
+            taken = [f"{held} = {guard}"]
+            written = f"{ctx.atom(mask)} & {held}"
+        fill_lines = taken + [f"{f.target} = {f.target}.masked_fill({written}, {ctx.code(f.value)})" for f in fills]
         edits: list[Edit] = []
         computing = [line for stmt in computed for line in _lines(ctx, stmt)]
         if proven:
@@ -211,19 +219,54 @@ def _guard(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, st
     return f"({text}).reshape(())", text
 
 
-def _mask_computations(ctx: FixContext, statement: ast.If, body: list[ast.stmt]) -> list[ast.Assign]:
-    """The leading `name = <pure expression>` statements of the branch before its fills (the mask
-    computed into a name): they run on every path now, so nothing may read them after the `if`."""
-    computed: list[ast.Assign] = []
-    for stmt in body[:-1]:
+def _assignments_first(body: list[ast.stmt]) -> int:
+    """How many statements open `body` and each assign one plain name."""
+    count = 0
+    for stmt in body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
             break
+        count += 1
+    return count
+
+
+def _mask_computations(ctx: FixContext, statement: ast.If, body: list[ast.stmt], tests: list[ast.expr]) -> list[ast.Assign]:
+    """The `name = <expression>` statements of the branch before its fills (the mask computed into
+    a name): they now run on every path, before the test is taken, so each must be unable to raise
+    or change anything, and its name may be read neither by the test nor after the `if`."""
+    tested = {n.id for test in tests for n in ast.walk(test) if isinstance(n, ast.Name)}
+    computed: list[ast.Assign] = []
+    for stmt in body:
+        assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)  # _assignments_first
         name = stmt.targets[0].id
         check_pure(ctx, stmt.value, f"`{name} = ...` (now computed whatever the condition)")
-        if read_after(ctx, statement, name):
-            raise DeclineError("guarded-fill-computed-read", f"`{name}`, computed in the branch, is read after the `if`")
+        if not _cannot_raise(ctx, stmt.value):
+            raise DeclineError(
+                "guarded-fill-computed-raises",
+                f"`{name} = {ctx.excerpt(stmt.value, 30)}`, now computed whatever the condition, could raise where the branch did not run "
+                "(only comparisons and + - * & | of names and numbers, with at most one tensor, are computed ahead)",
+            )
+        if name in tested or read_after(ctx, statement, name):
+            raise DeclineError("guarded-fill-computed-read", f"`{name}`, computed in the branch, is read by the test or after the `if`")
         computed.append(stmt)
     return computed
+
+
+_NEVER_RAISING_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def _cannot_raise(ctx: FixContext, value: ast.expr) -> bool:
+    """Comparisons and `+ - * & | ^`, `not`, `~`, `-` of names, attributes and numbers, reading at
+    most one tensor: nothing that indexes, divides or broadcasts two tensors of unknown shapes."""
+    tensors = 0
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(ctx.parent(node), ast.Attribute):
+            tensors += ctx.kind(node) not in NON_TENSOR_KINDS
+        elif isinstance(node, ast.BinOp):
+            if not isinstance(node.op, _NEVER_RAISING_OPERATORS):
+                return False
+        elif not isinstance(node, (ast.Compare, ast.UnaryOp, ast.Constant, ast.Load, ast.cmpop, ast.unaryop, ast.operator, ast.Attribute)):
+            return False
+    return tensors <= 1
 
 
 def _body_mask(ctx: FixContext, fills: list[ast.stmt]) -> ast.expr:
