@@ -677,6 +677,8 @@ class Evaluator:
         holder = func.value
         if self.cls is None or not (isinstance(holder, ast.Attribute) and isinstance(holder.value, ast.Name) and holder.value.id == self.self_name):
             return None
+        if not self.cls.attr_classes.get(holder.attr):
+            return None  # no class of this file held there (most `self.config.get(...)`): nothing to look up
         cache = self.index.set_outside_init
         if id(self.cls.node) not in cache:
             cache[id(self.cls.node)] = _set_outside_init(self.cls)
