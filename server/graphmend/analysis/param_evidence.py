@@ -97,42 +97,28 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
 def _array_index(text: str, opening: int) -> bool:
     """Whether the index that opens at `text[opening]` (a `[`) has several parts, one a slice, `...`
     or `None` (`mask[:, -1]`, `x[..., 0]`, `x[None, :]`): only arrays take such an index (a list
-    raises, a dict would need slices as keys), and dynamo traces NumPy arrays as tensors."""
-    depth, part_start, parts = 0, opening + 1, []
-    position = opening + 1
-    while position < len(text):
+    raises, a dict would need slices as keys), and dynamo traces NumPy arrays as tensors. One scan:
+    a part is a slice where a `:` stands outside its own brackets and no quote is in it."""
+    depth, part_start, parts, colon, sliced = 0, opening + 1, 0, False, False
+    for position in range(opening + 1, min(len(text), opening + 400)):
         char = text[position]
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            if depth == 0:
-                parts.append(text[part_start:position])
-                break
-            depth -= 1
-        elif char == "," and depth == 0:
-            parts.append(text[part_start:position])
-            part_start = position + 1
-        position += 1
-        if position - opening > 400:
-            return False  # not an index worth reading this way
-    else:
-        return False
-    if len(parts) < 2:
-        return False
-    return any((":" in _top_level(part) and "'" not in part and '"' not in part) or part.strip() in ("...", "None") for part in parts)
-
-
-def _top_level(part: str) -> str:
-    """`part` without what its brackets hold (`x[a[1:2], 0]`'s first part has no slice of its own)."""
-    kept, depth = [], 0
-    for char in part:
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-        elif depth == 0:
-            kept.append(char)
-    return "".join(kept)
+        if depth:
+            depth += char in "([{"
+            depth -= char in ")]}"
+        elif char in "([{":
+            depth = 1
+        elif char == ":":
+            colon = True
+        elif char in "],":
+            part = text[part_start:position]
+            parts += 1
+            sliced = sliced or part.strip() in ("...", "None") or (colon and "'" not in part and '"' not in part)
+            if char == "]":
+                return parts >= 2 and sliced
+            part_start, colon = position + 1, False
+        elif char in ")}":
+            return False
+    return False  # not closed, or too long an index to read this way
 
 
 def _skip_spaces(text: str, position: int) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..analysis.kinds import TENSOR_KINDS, Kind
 from .context import FixContext
 from .model import DeclineError
+from .purity import RANDOM
 from .py_types import own_nodes
 
 # Qualified callees that only write output, with the word a fix title uses for them.
@@ -124,10 +125,12 @@ def _always_raises(ctx: FixContext, statement: ast.stmt) -> bool:
     return False
 
 
+# Methods that change the object they are called on (containers, caches).
+MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "pop", "popitem", "clear", "add", "setdefault", "remove", "discard", "reset"})
 # Calls that only compute a value from their arguments (builtins and conversions a message uses).
 _QUIET_BUILTINS = frozenset({"len", "str", "repr", "int", "float", "bool", "list", "tuple", "min", "max", "abs", "round", "sum", "type", "format", "sorted"})
-_NOISY_METHODS = frozenset({"append", "extend", "insert", "pop", "popitem", "clear", "add", "update", "setdefault", "remove", "discard", "write", "backward"})
-_RANDOM_NAMES = frozenset({"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli", "multinomial", "normal", "uniform", "random", "shuffle", "choice", "seed", "manual_seed"})
+# What else a message's computation may not call: writes, backward, draws and seeding, the process's torch state.
+_NOISY = MUTATING_METHODS | RANDOM | {"write", "backward", "seed", "manual_seed", "save", "load", "set_rng_state", "set_default_device", "set_default_dtype"}
 
 
 def _quiet(ctx: FixContext, value: ast.expr) -> bool:
@@ -140,7 +143,7 @@ def _quiet(ctx: FixContext, value: ast.expr) -> bool:
         func = node.func
         name = ctx.qualname(func)
         last = name.rsplit(".", 1)[-1] if name is not None else (func.attr if isinstance(func, ast.Attribute) else None)
-        if last is None or last in _RANDOM_NAMES or last in _NOISY_METHODS:
+        if last is None or last in _NOISY:
             return False
         if last.endswith("_") and not last.startswith("_"):
             return False  # an in-place tensor method
@@ -151,8 +154,6 @@ def _quiet(ctx: FixContext, value: ast.expr) -> bool:
             return False  # a function whose effects are not known
         elif name is None and not (isinstance(func, ast.Attribute) and ctx.kind(func.value) in TENSOR_KINDS):
             return False  # a method of something not known to be a tensor
-        if name is not None and name.startswith("torch.") and last in ("save", "load", "set_rng_state", "set_default_device", "set_default_dtype"):
-            return False
         if (name is not None and name.startswith("torch.distributed")) or any(k.arg == "out" for k in node.keywords):
             return False  # a collective talks to other processes; `out=` writes into a tensor
     return True

@@ -25,9 +25,12 @@ that same mask.
 Any other test of one tensor value `c` (mmdetection's low-quality matching: `if
 gt_max_overlaps[i] >= self.min_pos_iou:` then `assigned_gt_inds[max_iou_inds] = i + 1`) guards the
 fill the same way once it is part of the mask: `x = x.masked_fill(m & c, number)` writes the
-number where the original wrote it when `c` holds, and nowhere when it does not. Here the body may
-first compute the mask into names (`max_iou_inds = overlaps[i, :] == gt_max_overlaps[i]`): they
-are now computed on every path, so they must be pure and not read after the `if`.
+number where the original wrote it when `c` holds, and nowhere when it does not. The test's value
+is held once before the fills, as the `if` took it. The body may first compute the mask into names
+(`hot = x > 0.5`): they now run on every path, before the test, so each must be an expression that
+cannot raise (comparisons and `+ - * & | ^` of names and numbers reading at most one tensor), read
+neither by the test nor after the `if` (upstream's `overlaps[i, :] == gt_max_overlaps[i]` indexes,
+and declines).
 """
 
 from __future__ import annotations
@@ -82,13 +85,16 @@ class GuardedMaskedFillFixer:
         cloned = _leading_clones(ctx, statement.body)
         computed: list[ast.Assign] = []
         guard, one_value = None, None
-        if mask is None:  # a test of one tensor value: it joins the mask the body writes through
-            after = len(cloned) + _assignments_first(statement.body[len(cloned) : -1])
-            mask = _body_mask(ctx, statement.body[after:])  # the fills first: not this pattern at all, else
-            computed = _mask_computations(ctx, statement, statement.body[len(cloned) : after], [*prefix, mask_test])
+        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
+        joined = mask is None  # a test of one tensor value: it joins the mask the body writes through
+        fills_from = len(cloned) + (_assignments_first(statement.body[len(cloned) : -1]) if joined else 0)
+        if mask is None:
+            mask = _written_mask(ctx, statement.body[fills_from:])
+        fills = [_fill(ctx, stmt, mask) for stmt in statement.body[fills_from:]]  # not this pattern at all: said first
+        if joined:
+            computed = _mask_computations(ctx, statement, statement.body[len(cloned) : fills_from], [*prefix, mask_test])
             check_condition_pure(ctx, mask_test, "the condition (now part of the mask)")
-            guard, one_value = _guard(ctx, function, statement, mask_test)
-        fills = [_fill(ctx, stmt, mask) for stmt in statement.body[len(cloned) + len(computed) :]]
+            guard, one_value = _guard(ctx, signatures, mask_test)
         if any(name not in {f.target for f in fills} for name in cloned):
             raise DeclineError("not-a-guarded-fill", "the branch copies a tensor it does not fill")
         check_pure(ctx, mask, "the mask (now used every time)")
@@ -99,7 +105,6 @@ class GuardedMaskedFillFixer:
                 raise DeclineError("guarded-fill-alias", f"filling out of place would change what other references see: {reason}")
             if changed_in_place_after(ctx, function, statement, fill.target, rewritten=statement) is not None:
                 raise DeclineError("guarded-fill-alias", f"`{fill.target}` is changed in place after the `if`")
-        signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
         targets = list(dict.fromkeys(f.target for f in fills))
         proven = one_value is None and ctx.kind(mask) in BOOL_KINDS and all(
             signatures.equal_shapes(signatures.of(mask), signatures.of(ast.Name(id=t, ctx=ast.Load()))) for t in targets
@@ -205,11 +210,10 @@ def _reduced(ctx: FixContext, node: ast.expr, names: tuple[str, ...]) -> ast.exp
     return mask if ctx.kind(mask) in BOOL_KINDS else None
 
 
-def _guard(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, statement: ast.If, test: ast.expr) -> tuple[str, str | None]:
+def _guard(ctx: FixContext, signatures: Signatures, test: ast.expr) -> tuple[str, str | None]:
     """The tested tensor value as a 0-d boolean expression to join the mask with, and, where it is
     not known to be one value, the expression `_graphmend_one_value` must find one element in
     while tracing (elsewhere the original `if` runs, and raises as it did)."""
-    signatures = Signatures(ctx, floating_names(ctx, function, statement), at=statement)
     try:
         return condition_text(ctx, test, ctx.torch_name(), signatures), None
     except DeclineError as declined:
@@ -269,21 +273,19 @@ def _cannot_raise(ctx: FixContext, value: ast.expr) -> bool:
     return tensors <= 1
 
 
-def _body_mask(ctx: FixContext, fills: list[ast.stmt]) -> ast.expr:
-    """The one mask every fill of the branch writes through (`x[m] = n`, `x.masked_fill_(m, n)`)."""
-    masks: list[ast.expr] = []
-    for stmt in fills:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Subscript):
-            masks.append(stmt.targets[0].slice)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and stmt.value.args:
-            masks.append(stmt.value.args[0])
-        else:
-            raise DeclineError("not-a-guarded-fill", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` is not a number written through a mask")
-    if not masks or any(ctx.code(m) != ctx.code(masks[0]) for m in masks) or isinstance(masks[0], (ast.Tuple, ast.Slice)):
-        raise DeclineError("not-a-guarded-fill", "the branch does not write numbers through one boolean mask")
-    if ctx.kind(masks[0]) not in BOOL_KINDS:
-        raise DeclineError("not-a-guarded-fill", f"`{ctx.excerpt(masks[0], 40)}` is not known to be a boolean mask")
-    return masks[0]
+def _written_mask(ctx: FixContext, fills: list[ast.stmt]) -> ast.expr:
+    """The boolean mask the branch's first fill writes through (`x[m] = n`, `x.masked_fill_(m, n)`);
+    `_fill` then holds every fill to it."""
+    if not fills:
+        raise DeclineError("not-a-guarded-fill", "the branch writes nothing through a mask")
+    first, mask = fills[0], None
+    if isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Subscript):
+        mask = first.targets[0].slice
+    elif isinstance(first, ast.Expr) and isinstance(first.value, ast.Call) and first.value.args:
+        mask = first.value.args[0]
+    if mask is None or ctx.kind(mask) not in BOOL_KINDS:
+        raise DeclineError("not-a-guarded-fill", f"`{excerpt(ctx.code(first).splitlines()[0], 50)}` is not a number written through a boolean mask")
+    return mask
 
 
 def _fill(ctx: FixContext, stmt: ast.stmt, mask: ast.expr) -> _Fill:

@@ -34,17 +34,13 @@ from ...findings import Finding
 from ...quoting import excerpt
 from ..check_functions import call_statements, check_function_reason, is_check_like
 from ..context import FixContext
-from ..effects import EffectCall, effect_of, makes_metric_recorder
+from ..effects import MUTATING_METHODS, EffectCall, effect_of, makes_metric_recorder
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
 from ..purity import check_pure, is_pure
 from ..py_types import Function, own_nodes
-
-# Methods that change the object they are called on (containers, caches): state whose order
-# relative to a failing check the graph does not keep.
-MUTATING_METHODS = frozenset({"update", "append", "extend", "insert", "pop", "popitem", "clear", "add", "setdefault", "remove", "discard", "reset"})
 
 
 class OrderedEffectFixer:
