@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.metadata
+import importlib.util
 import os
 import sys
 import time
@@ -62,8 +64,15 @@ def main() -> int:
     parser.add_argument("--level", choices=[s.value for s in Safety], default="safe")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    module = importlib.import_module(args.package)
-    root = Path(module.__file__).parent  # type: ignore[arg-type]
+    # located, not imported: a package whose dependencies are missing here is still read whole
+    spec = importlib.util.find_spec(args.package)
+    if spec is None or not spec.submodule_search_locations:
+        parser.error(f"no installed package named {args.package}")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    try:
+        version = importlib.metadata.version(args.package)
+    except importlib.metadata.PackageNotFoundError:
+        version = ""
     files = sorted(str(p) for p in root.rglob("*.py"))
     started = time.perf_counter()
     results = list(each_result(sweep_file, [(f, Safety(args.level)) for f in files], args.jobs))
@@ -74,7 +83,7 @@ def main() -> int:
     done = [r for r in results if "fixed" in r]
     models = [r for r in done if f"{os.sep}models{os.sep}" in r["path"]]
     mode = f"up to {args.level}"
-    print(f"{args.package} {getattr(module, '__version__', '')}: {len(files)} files, {mode} fixes, {elapsed:.0f} s")
+    print(f"{args.package} {version}: {len(files)} files, {mode} fixes, {elapsed:.0f} s")
     print(f"  crashes: {len(crashes)}, outputs that do not parse: {len(unparsable)}, not a fixed point: {len(not_fixed_point)}")
     for label, group in (("whole package", done), ("models/", models)):
         fixed = Counter(code for r in group for code in r["fixed"])

@@ -17,7 +17,7 @@ import ast
 
 from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext
-from .effects import EFFECT_FUNCTIONS, LOGGER_METHODS
+from .effects import CALLER_KEYWORDS, EFFECT_FUNCTIONS, LOGGER_METHODS
 from .ordered_site import READING_BUILTINS
 from .purity import RANDOM
 
@@ -37,6 +37,13 @@ _READING_METHODS = frozenset(
 # happen in another order relative to the graph's own random numbers, saves and collectives.
 _GLOBAL_STATE_FUNCTIONS = frozenset({"save", "load", "manual_seed", "seed", "initial_seed", "set_rng_state", "get_rng_state", "backward"})
 _SIDE_EFFECT_METHODS = frozenset({"backward", "register_hook", "retain_grad", "record_stream"})
+# torch.distributed queries that only read the process group's setup (`log_rank_zero`'s rank test).
+_PROCESS_QUERIES = frozenset(
+    {"torch.distributed.get_rank", "torch.distributed.get_world_size", "torch.distributed.is_available", "torch.distributed.is_initialized"}
+)
+# Decorators after which a call still runs the function's body the same way, or not at all: a
+# cache of a function that returns None (`log_once`) decides the same at run time in the op.
+_CACHES = frozenset({"functools.lru_cache", "functools.cache"})
 _STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.For, ast.Raise, ast.Assert, ast.Return, ast.Pass)
 
 
@@ -50,9 +57,12 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
     otherwise why not, in words for a decline message."""
     if not isinstance(function, ast.FunctionDef) or function not in ctx.tree.body:
         return "it is not a plain module-level function of this file"
-    if function.decorator_list:
+    if any(not _is_cache(ctx, d) for d in function.decorator_list):
         return f"`{function.name}` is decorated (the decorator may change what a call does)"
+    decorators = {id(n) for d in function.decorator_list for n in ast.walk(d)}  # applied once, at definition
     for node in ast.walk(function):
+        if id(node) in decorators:
+            continue
         if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return f"`{function.name}` defines a function or class inside"
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.Try, ast.With, ast.While)):
@@ -70,6 +80,36 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
             if reason is not None:
                 return reason
     return None
+
+
+def _is_cache(ctx: FixContext, decorator: ast.expr) -> bool:
+    """`@lru_cache`, `@lru_cache(None)`, `@functools.cache`."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return ctx.qualname(target) in _CACHES
+
+
+def _caller_frame_reason(ctx: FixContext, call: ast.Call, depth: int) -> str | None:
+    """A report that names a caller's frame (`stacklevel=k`, `stack_info`, `exc_info`): it keeps
+    its meaning only where that frame is still inside the moved call. The moved call is depth 0,
+    so `stacklevel=k` at depth `d` names a frame of the moved code when `k <= d + 1` (torchtune's
+    `log_once` -> `log_rank_zero` -> `logger.log(stacklevel=2)` names `log_once`); past it, the
+    record or warning would name the op's own function instead of the compiled caller."""
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return f"`{ctx.excerpt(call, 40)}` passes `**` keywords, which may name a caller's frame"
+        if keyword.arg == "stacklevel" or (keyword.arg in CALLER_KEYWORDS and not _false_literal(keyword.value)):
+            value = keyword.value
+            if keyword.arg != "stacklevel" or not (isinstance(value, ast.Constant) and type(value.value) is int):
+                return f"`{ctx.excerpt(call, 40)}` reads the caller's frame or the exception being handled (`{keyword.arg}=`)"
+            if value.value > depth + 1:
+                return f"`{ctx.excerpt(call, 40)}` names a caller outside the moved call (`stacklevel={value.value}`), which would be the op"
+    if ctx.qualname(call.func) == "warnings.warn" and len(call.args) > 2:
+        return f"`{ctx.excerpt(call, 40)}` passes its stacklevel by position"
+    return None
+
+
+def _false_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and node.value in (False, None)
 
 
 def _raised(ctx: FixContext, call: ast.Call) -> bool:
@@ -94,7 +134,9 @@ def _rebinds_a_new_value(function: ast.FunctionDef, update: ast.AugAssign) -> bo
 def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, depth: int) -> str | None:
     name = ctx.qualname(call.func) or ""
     func = call.func
-    if name in EFFECT_FUNCTIONS or (name.startswith("builtins.") and name[len("builtins.") :] in _READING_BUILTINS):
+    if name in EFFECT_FUNCTIONS or (isinstance(func, ast.Attribute) and not name and func.attr in LOGGER_METHODS):
+        return _caller_frame_reason(ctx, call, depth)
+    if (name.startswith("builtins.") and name[len("builtins.") :] in _READING_BUILTINS) or name in _PROCESS_QUERIES:
         return None
     if name.startswith(_READING_MODULES):
         return None
@@ -108,8 +150,6 @@ def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, dep
             return f"`{ctx.excerpt(call, 40)}` draws random numbers, changes process state or communicates"
         return None
     if isinstance(func, ast.Attribute) and not name:
-        if func.attr in LOGGER_METHODS:
-            return None  # a logger call (effects.py decides which loggers a move keeps; a local check here)
         if func.attr.endswith("_") and not func.attr.startswith("_"):
             return f"`{ctx.excerpt(call, 40)}` writes in place"
         if func.attr in RANDOM or func.attr in _SIDE_EFFECT_METHODS:

@@ -6,7 +6,10 @@ holding only such statements) moves into a module-level function that runs as a 
 Dynamo keeps one graph; at run time the op runs the original code in program order, so the same
 text is printed and logged the same number of times, and a failed check raises the same
 exception with the same message. A break inside a function that only checks or reports
-(check_functions.py) moves each call of that function in the file instead.
+(check_functions.py) moves each call of that function in the file instead, lifted to the call of
+its caller where that caller only reports too (`log_once` -> `log_rank_zero` -> `logger.log`):
+a logger passed down as an argument, or a `stacklevel=2` that names the caller, then stays
+inside the moved code, where the statement alone could not move.
 
 Metric records count as reports (effects.py: detectron2's `get_event_storage().put_scalar`, a
 module-level TensorBoard writer, `wandb.log`): training code reads numbers with `.item()` only to
@@ -42,6 +45,10 @@ from ..ordered_site import build_site, local_names, movable_kind, split_test, st
 from ..purity import check_pure, is_pure
 from ..py_types import Function, own_nodes
 
+# Declines of a report that reads its caller's frame, or a logger it was passed: the report
+# cannot move alone, but the call of a function that only reports may move whole.
+_CALLER_BOUND = ("local-logger", "log-caller-info", "warn-stacklevel")
+
 
 class OrderedEffectFixer:
     codes = frozenset({"GM301", "GM305", "GM306", "GM307", "GM101", "GM104", "GM201", "GM203", "GM207", "GM209"})
@@ -51,13 +58,20 @@ class OrderedEffectFixer:
         try:
             return self._plan_statement(finding, ctx)
         except DeclineError as declined:
-            if declined.key != "not-effect-only":
+            if declined.key not in ("not-effect-only", *_CALLER_BOUND):
                 raise  # a report or check that cannot move as it is: that is the reason
-            # `if ok: return` before the check, say: the break is in a function that only checks
             node = ctx.node_for(finding)
             function = ctx.function_of(node) if node is not None else None
             if function is None or function not in ctx.tree.body:
                 raise
+            if declined.key in _CALLER_BOUND:
+                # `logger.log(level, msg, stacklevel=2)` with the logger a parameter: the statement
+                # cannot move, but a call of a function that only reports can, whole
+                try:
+                    return _plan_check_calls(finding, ctx, function)
+                except DeclineError:
+                    raise declined from None
+            # `if ok: return` before the check, say: the break is in a function that only checks
             # once per function: an `if` with 2,000 tensor operands has 2,000 findings in one function
             if not ctx.remember(("check-like", id(function)), lambda: is_check_like(function)):
                 raise
@@ -128,14 +142,19 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
     """The break is inside a function that only checks or reports (check_functions.py): move each
     call of it in this file, as a whole, into an ordered op (the function then runs at run time,
     in program order, with the same arguments, as it did)."""
-    reason = check_function_reason(ctx, function)
-    if reason is not None:
-        raise DeclineError("check-function", f"the break is in `{function.name}`, whose calls could run as ordered ops, but {reason}")
-    statements, other = call_statements(ctx, function)  # type: ignore[arg-type]
-    if other:
-        raise DeclineError("check-function-result", f"`{function.name}` is called where its result is used or passed on (`{ctx.excerpt(other[0], 40)}`)")
-    if not statements:
-        raise DeclineError("check-function-no-call", f"`{function.name}` is not called in this file: the calls to move are in other files")
+    own_reason = check_function_reason(ctx, function)
+    try:
+        statements = _calls_to_move(ctx, function)  # type: ignore[arg-type]
+    except DeclineError:
+        if own_reason is None:
+            raise
+        statements = []
+    callees = {id(c): c for s in statements for c in [ctx.index.functions[s.value.func.id]]}  # type: ignore[attr-defined]
+    for callee in callees.values() if statements else [function]:
+        reason = own_reason if callee is function else check_function_reason(ctx, callee)
+        if reason is not None:
+            raise DeclineError("check-function", f"the break is in `{function.name}`, whose calls could run as ordered ops, but {reason}")
+    checks = any(_reaches_check(ctx, callee) for callee in callees.values())
     by_caller: dict[int, tuple[Function, dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]] = {}
     sites: list[tuple[Function, str]] = []
     taken: set[str] = set()
@@ -144,11 +163,12 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         if caller is None or caller is function:
             raise DeclineError("check-function-no-call", f"`{function.name}` is called outside a function or by itself")
         local = local_names(ctx, caller)
-        _check_no_state_change(ctx, caller, statement, local)
-        tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
-        _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
+        if checks:  # a report that fails nothing may run before or after the caller's other work
+            _check_no_state_change(ctx, caller, statement, local)
+            tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
+            _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
         site = build_site(ctx, caller, statement, calls_as_values=True)
-        name = site_name(ctx, caller, "check", taken)
+        name = site_name(ctx, caller, "check" if checks else "report", taken)
         taken.add(name)
         origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(caller))) if isinstance(a, ast.ClassDef)), caller.name])
         call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
@@ -156,12 +176,60 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         sites.append((caller, site_text(ctx, name, site, origin)))
     edits = [ctx.rewrite(caller, replacements) for caller, replacements in by_caller.values()]
     edits += module_edits_for(ctx, sites)
-    kinds = sorted({_exception(s) for s in ast.walk(function) if isinstance(s, (ast.Raise, ast.Assert))})
+    moved = ", ".join(f"`{c.name}`" for c in callees.values())
+    if not checks:
+        title = (
+            f"Run each call of {moved} (it only reports) as an ordered op inside the compiled graph: the same "
+            "prints, log records and warnings at run time, in order, no graph break"
+        )
+        return Fix(finding, title, Safety.SAFE, tuple(edits))
+    kinds = sorted({_exception(s) for c in callees.values() for s in ast.walk(c) if isinstance(s, (ast.Raise, ast.Assert))})
+    kinds = kinds or sorted({_exception(s) for s in ast.walk(function) if isinstance(s, (ast.Raise, ast.Assert))})
+    what = f"the check `{function.name}`" if list(callees.values()) == [function] else f"{moved} (it checks with `{function.name}`)"
     title = (
-        f"Run each call of the check `{function.name}` as an ordered op inside the compiled graph: it raises the same "
+        f"Run each call of {what} as an ordered op inside the compiled graph: it raises the same "
         f"{' / '.join(kinds)} with the same message, no graph break"
     )
     return Fix(finding, title, Safety.SAFE, tuple(edits))
+
+
+def _reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
+    """Whether calling `function` may raise by a check of its own: a `raise` or `assert` in it or in
+    a function of the file it calls."""
+    if is_check_like(function):
+        return True
+    called = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return depth < 3 and any(_reaches_check(ctx, ctx.index.functions[name], depth + 1) for name in called if name in ctx.index.functions)
+
+
+def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -> list[ast.Expr]:
+    """The statements that call `function` and drop its result, each lifted to the call of its
+    caller where that caller is itself a module-level function that only checks or reports
+    (`log_once` -> `log_rank_zero` -> `logger.log`) and is compiled only as the callee of compiled
+    code (not a compiled entry itself): the outermost such call moves, so a report that names its
+    caller's frame (`stacklevel=2`) still names a frame of the moved code, and a logger passed
+    down as an argument never has to cross into the op."""
+    statements, other = call_statements(ctx, function)
+    if other:
+        raise DeclineError("check-function-result", f"`{function.name}` is called where its result is used or passed on (`{ctx.excerpt(other[0], 40)}`)")
+    if not statements:
+        raise DeclineError("check-function-no-call", f"`{function.name}` is not called in this file: the calls to move are in other files")
+    moved: dict[int, ast.Expr] = {}
+    for statement in statements:
+        caller = ctx.function_of(statement)
+        lifted: list[ast.Expr] = []
+        if depth < 3 and isinstance(caller, ast.FunctionDef) and caller is not function and caller in ctx.tree.body:
+            # not past a function compiled in its own right (`torch.compile(validate)`): moving
+            # its callers' calls would leave its own compiled frame breaking
+            only_called = ctx.result.compiled.get(caller.name, "").startswith("called from")
+            if only_called and check_function_reason(ctx, caller) is None:
+                try:
+                    lifted = _calls_to_move(ctx, caller, depth + 1)
+                except DeclineError:
+                    lifted = []
+        for found in lifted or [statement]:
+            moved[id(found)] = found
+    return list(moved.values())
 
 
 def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, list[EffectCall]]:
