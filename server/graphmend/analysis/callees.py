@@ -59,6 +59,9 @@ class CalleeResolver:
             held = index.attr_classes_of(self.evaluator.cls, func.attr)
             if held:
                 return self._forwards_of(tuple(info.name for info in held))  # self.mlp(x)
+            functions = index.attr_functions_of(self.evaluator.cls, func.attr)
+            if functions:
+                return [(function, None, False) for function in functions]  # self.cls_criterion(x, y)
         if isinstance(func, ast.Attribute):
             owners = self._instance_classes(func.value)
             if owners:

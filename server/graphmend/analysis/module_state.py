@@ -164,6 +164,9 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
     self_name = positional[0].arg
     evaluator = Evaluator(index, cls=info, self_name=self_name)
     local_functions = {stmt.name: stmt for stmt in _statements(init.body) if isinstance(stmt, ast.FunctionDef)}
+    # names `__init__` binds itself (parameters, locals): not the module's function of that name
+    init_names = {a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg)}
+    init_names |= {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for stmt in _statements(init.body):
         if isinstance(stmt, ast.Assign):
             targets, value = stmt.targets, stmt.value
@@ -180,6 +183,10 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     info.attr_plain_functions[target.attr] = value
                 elif isinstance(value, ast.Name) and value.id in local_functions:
                     info.attr_plain_functions[target.attr] = local_functions[value.id]
+                elif isinstance(value, ast.Name) and value.id in index.functions and value.id not in init_names:
+                    chosen = info.attr_module_functions.get(target.attr, ())
+                    if value.id not in chosen:
+                        info.attr_module_functions[target.attr] = chosen + (value.id,)
                 kind = evaluator.visit(value)
                 previous = info.attr_kinds.get(target.attr)
                 info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN

@@ -84,6 +84,8 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
         previous = text[preceding] if preceding >= 0 else ""
         if previous == "@" and preceding > 0 and text[preceding - 1] not in "\n":
             return True
+        if previous == "[" and next_char == "," and _opens_tensor_list(text, preceding, evidence_call):
+            return True
         if previous == "(" and next_char in (",", ")", "\n"):
             callee_end = preceding
             callee_start = callee_end
@@ -92,6 +94,25 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             callee = text[callee_start:callee_end]
             if callee and not callee[0].isdigit() and evidence_call(callee):
                 return True
+
+
+def _opens_tensor_list(text: str, bracket: int, evidence_call: Callable[[str], bool]) -> bool:
+    """Whether the `[` at `text[bracket]` opens the first argument of a torch function that takes
+    a list of tensors (`torch.cat([mask, extra], dim=0)`): its elements are tensors."""
+    preceding = bracket - 1
+    while preceding >= 0 and text[preceding] in " \t\n":
+        preceding -= 1
+    if preceding < 0 or text[preceding] != "(":
+        return False
+    callee_start = preceding
+    while callee_start > 0 and (text[callee_start - 1].isalnum() or text[callee_start - 1] in "_."):
+        callee_start -= 1
+    callee = text[callee_start:preceding]
+    return callee.rsplit(".", 1)[-1] in _TENSOR_LIST_FUNCTIONS and evidence_call(callee)
+
+
+# torch functions whose first argument is a sequence of tensors.
+_TENSOR_LIST_FUNCTIONS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack"})
 
 
 def _array_index(text: str, opening: int) -> bool:

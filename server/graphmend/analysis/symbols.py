@@ -93,6 +93,9 @@ class ClassInfo:
     # self.<attr> = a function defined in __init__, or a lambda: calling it is a Python call whose
     # result is whatever the function returns, not a submodule's tensor (bit's `compute_padding`)
     attr_plain_functions: dict[str, ast.FunctionDef | ast.Lambda] = field(default_factory=dict)
+    # self.<attr> = module_level_function (mmsegmentation's `self.cls_criterion =
+    # binary_cross_entropy`, several where branches pick one): calling it runs that function
+    attr_module_functions: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # self.<attr> = ImportedClass(...) / module.ImportedClass(...): the class as written (the
     # call sites of its methods are followed into the other file: crossmodule.call_sites)
     attr_imported_classes: dict[str, str] = field(default_factory=dict)
@@ -221,6 +224,12 @@ class ModuleIndex:
         if isinstance(annotation, ast.Name) and annotation.id not in self.imports:
             return self.classes.get(annotation.id)
         return None
+
+    def attr_functions_of(self, cls: ClassInfo, name: str) -> list[ast.FunctionDef]:
+        """The module-level functions of this file `self.<name>` may hold (set in `__init__` of
+        the class or of an in-file base)."""
+        names = self._inherited(cls, lambda info: info.attr_module_functions, name, set()) or ()
+        return [self.functions[n] for n in names if n in self.functions]
 
     def attr_kind(self, cls: ClassInfo, name: str) -> Kind | None:
         return self._inherited(cls, lambda info: info.attr_kinds, name, set())

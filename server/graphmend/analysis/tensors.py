@@ -921,7 +921,9 @@ def torch_function_kind(name: str, call: ast.Call, arg_kinds: list[Kind], qualna
     if name in TORCH_SEQ_SUBMODULE_FUNCTIONS:
         return Kind.TENSORS
     if name.startswith(TORCH_TENSOR_SUBMODULES):
-        return Kind.TENSOR
+        # `F.softmax(...)`, not `F._Reduction.get_enum(...)`: a class's method there returns what it likes (an int)
+        prefix = next(p for p in TORCH_TENSOR_SUBMODULES if name.startswith(p))
+        return Kind.UNKNOWN if "." in name[len(prefix) :] else Kind.TENSOR
     if name.count(".") != 1:
         return Kind.UNKNOWN  # torch.cuda.*, torch.jit.*, torch.distributed.*, ...
     leaf = name[6:]

@@ -108,6 +108,17 @@ _SAME_DTYPE_LAYERS = frozenset({"Identity", "Dropout", "ReLU", "ReLU6", "LeakyRe
 _BROADCASTING = frozenset({"maximum", "minimum", "fmax", "fmin", "where"})
 
 
+# Functions (and methods) whose result is indices: int64, or int32 with `out_int32=True`.
+INDEX_RESULTS = frozenset({"multinomial", "randperm", "nonzero", "argsort", "searchsorted", "bucketize"})
+
+
+def _index_dtype(node: ast.Call) -> tuple:
+    narrow = next((k.value for k in node.keywords if k.arg == "out_int32"), None)
+    if narrow is None or (isinstance(narrow, ast.Constant) and narrow.value is False):
+        return ("const", "int64")
+    return ("const", "int32") if isinstance(narrow, ast.Constant) and narrow.value is True else UNKNOWN
+
+
 @dataclass(frozen=True)
 class Sig:
     dtype: tuple
@@ -346,6 +357,8 @@ class Signatures:
         return UNKNOWN
 
     def _method(self, method: str, receiver: Sig, node: ast.Call) -> Sig:
+        if method in INDEX_RESULTS:
+            return Sig(_index_dtype(node), UNKNOWN)
         if method in ("float", "double", "half", "bfloat16", "long", "int", "bool", "short") and not node.args:
             return Sig(("const", DTYPE_NAMES[method]), receiver.shape)
         if method == "to" and len(node.args) == 1 and not node.keywords:
@@ -357,6 +370,11 @@ class Signatures:
         return self._elementwise(method, receiver, node, offset=0)
 
     def _function(self, leaf: str, node: ast.Call) -> Sig:
+        if leaf in INDEX_RESULTS:
+            return Sig(_index_dtype(node), UNKNOWN)
+        if leaf == "randint":  # int64 unless told otherwise
+            dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            return Sig(self.dtype_argument(dtype_kw) if dtype_kw is not None else ("const", "int64"), UNKNOWN)
         if leaf in _FACTORIES or leaf in _RANDOM_FACTORIES:
             dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
             dtype = self.dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN

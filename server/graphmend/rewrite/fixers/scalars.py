@@ -38,6 +38,7 @@ from ..compile_checks import (
 )
 from ..context import FixContext
 from ..flow import is_in_place_call
+from ..index_use import index_use
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
@@ -303,6 +304,8 @@ class ScalarFixer:
         if ".trunc()" in replacement:
             # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
             return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
+        if added(".reshape(1)]") or added(".reshape(1),"):
+            return Fix(finding, f"{title} (it indexes as a one-element tensor: the same rows, gathered or written as one)", Safety.SAFE, tuple(edits))
         if added(".double()"):
             return Fix(finding, f"{title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
         if added(".clamp("):
@@ -446,6 +449,10 @@ class ScalarFixer:
                 tested.append(branch)
                 if not _compares_exactly_as_is(value_dtype, parent):  # type: ignore[arg-type]
                     chains.append((use, f"{name}.double()"))
+                continue
+            indexed = None if steps else index_use(ctx, function, use, name, value_dtype)
+            if indexed is not None:  # `x[n]`, `x[n] = v`: a one-element index instead
+                chains.append(indexed)
                 continue
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
@@ -704,7 +711,10 @@ def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[
         block = _block_of(function, statement)
         binders = [s for s in block if _straight_binding(s, name)] if block is not None else []
         if block is None or _inside_loop(function, statement) or len(binders) != len(stores):
-            raise DeclineError("reassigned", f"`{name}` is assigned more than once in the function, not only by `{name} = ...` lines of one block")
+            covered = _covered_reads(function, statement, name, len(stores))
+            if covered is None:
+                raise DeclineError("reassigned", f"`{name}` is assigned more than once in the function, not only by `{name} = ...` lines of one block")
+            return covered
         later = binders[binders.index(statement) + 1 :]  # type: ignore[arg-type]
         if later:
             value = later[0].value  # type: ignore[attr-defined]
@@ -716,6 +726,64 @@ def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno >= statement.lineno and id(n) not in own
         and (until is None or (n.lineno, n.col_offset) < until)
     ]
+
+
+def _covered_reads(function: ast.AST, statement: ast.stmt, name: str, stores: int) -> list[ast.Name] | None:
+    """The reads of what `statement` binds where every binding of `name` is a `name = ...` that
+    only the rest of its own block reads (ALBEF's two loops, each drawing `neg_idx` and reading
+    it on the next lines): each read must come after a binding in the block of that binding,
+    with no other binding between, and not where a loop around the read could bring another
+    binding's value round again. None when some read is not so covered."""
+    binders = [
+        s for s in ast.walk(function) if isinstance(s, ast.stmt) and _straight_binding(s, name)
+    ]
+    if len(binders) != stores:
+        return None
+    mine: list[ast.Name] = []
+    for read in (n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+        cover = _covering_binding(function, read, binders)
+        if cover is None:
+            return None
+        if cover is statement:
+            mine.append(read)
+    return mine
+
+
+def _covering_binding(function: ast.AST, read: ast.Name, binders: list[ast.stmt]) -> ast.stmt | None:
+    """The binding whose value `read` sees for sure: the last binding before it in the innermost
+    block holding both, with no binding inside the statement of that block that holds the read
+    (a nested `if` could rebind on one path), and none inside a loop holding the read that the
+    binding is outside of."""
+    best: tuple[int, ast.stmt] | None = None
+    for binder in binders:
+        block = _block_of(function, binder)
+        if block is None:
+            continue
+        index = next(i for i, s in enumerate(block) if s is binder)
+        for later in block[index + 1 :]:
+            if any(n is read for n in ast.walk(later)):
+                between = block[index + 1 : block.index(later)]
+                if any(b is not binder and any(b is n for s in between for n in ast.walk(s)) for b in binders):
+                    break
+                if any(b is not binder and any(b is n for n in ast.walk(later)) and b.lineno < read.lineno for b in binders):
+                    return None  # rebound on some path inside the statement that holds the read
+                depth = sum(1 for _ in _ancestors_in(function, binder))
+                if best is None or depth > best[0]:
+                    best = (depth, binder)
+                break
+    if best is None:
+        return None
+    cover = best[1]
+    for loop in (n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))):
+        if any(n is read for n in ast.walk(loop)) and not any(n is cover for n in ast.walk(loop)):
+            if any(any(n is b for n in ast.walk(loop)) for b in binders if b is not cover):
+                return None  # another binding in the loop comes round before the read
+    return cover
+
+
+def _ancestors_in(function: ast.AST, node: ast.AST) -> list[ast.AST]:
+    """The nodes of `function` that contain `node` (not itself)."""
+    return [n for n in ast.walk(function) if n is not node and any(c is node for c in ast.walk(n))]
 
 
 def _block_of(function: ast.AST, statement: ast.stmt) -> list[ast.stmt] | None:
