@@ -210,7 +210,8 @@ class TensorAsSize(Rule):
                 # `(self.padding_total, extra)`, buffers (mimi, encodec): each is read with .item()
                 ctx.report(self, node, size=ctx.snippet(arg))
                 return
-            elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
+            # a display's elements, or a comprehension's (`[h * w for h, w in shapes]` over a tensor)
+            elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg.elt] if isinstance(arg, (ast.ListComp, ast.GeneratorExp)) else [arg]
             for element in elements:
                 kind = ctx.kind(element)
                 if is_tensor(kind) and kind not in BOOL_KINDS and (not ctx.frame_input(element) or (element is arg and any(arg is a for a in always))):

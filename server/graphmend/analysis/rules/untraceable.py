@@ -130,6 +130,11 @@ class IsInference(Rule):
         assert isinstance(node, ast.Call)
         if ctx.qualname(node.func) in self.qualnames or _is_method_call(node, ("is_inference",), ctx):
             ctx.report(self, node)
+        elif isinstance(node.func, ast.Attribute) and node.func.attr == "is_inference" and not node.args and not node.keywords:
+            # `self._cos_cached.is_inference()` on a cache set to None in `__init__` and filled
+            # later: only a tensor has the method, so where the code calls it the value is one
+            if ctx.kind(node.func.value) in (Kind.UNKNOWN, Kind.NONE):
+                ctx.report(self, node)
 
 
 class IdArithmetic(Rule):
