@@ -19,6 +19,7 @@ known to be floating. Anything not understood is UNKNOWN, and UNKNOWN never equa
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.kinds import Kind
@@ -108,6 +109,31 @@ _SAME_DTYPE_LAYERS = frozenset({"Identity", "Dropout", "ReLU", "ReLU6", "LeakyRe
 _BROADCASTING = frozenset({"maximum", "minimum", "fmax", "fmin", "where"})
 
 
+# The dtype `torch.tensor(0.5)` gets: torch's default floating dtype (float32 unless the process
+# changed it), the same for every such literal, whichever it is.
+DEFAULT_FLOAT = ("default", "float")
+
+
+def _literal_dtype(leaf: str, node: ast.Call, qualname: Callable[[ast.AST], str | None]) -> tuple:
+    """`torch.tensor(1.0)`, `torch.tensor(float("nan"))`, `torch.tensor(3)`: the dtype a Python
+    number literal gives (bool, int64, or the default floating dtype; `scalar_tensor` is always
+    floating); UNKNOWN for anything else."""
+    if leaf not in ("tensor", "as_tensor", "scalar_tensor") or not node.args:
+        return UNKNOWN
+    value = node.args[0]
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    if isinstance(value, ast.Call) and qualname(value.func) == "builtins.float" and len(value.args) == 1:
+        kind: type | None = float  # float("nan"), float("inf")
+    elif isinstance(value, ast.Constant) and type(value.value) in (bool, int, float):
+        kind = type(value.value)
+    else:
+        return UNKNOWN
+    if leaf == "scalar_tensor" or kind is float:
+        return DEFAULT_FLOAT
+    return ("const", "bool") if kind is bool else ("const", "int64")
+
+
 # Functions (and methods) whose result is indices: int64, or int32 with `out_int32=True`.
 INDEX_RESULTS = frozenset({"multinomial", "randperm", "nonzero", "argsort", "searchsorted", "bucketize"})
 
@@ -193,6 +219,8 @@ class Signatures:
             return True
         if dtype[0] == "const":
             return dtype[1] in FLOATS
+        if dtype == DEFAULT_FLOAT:
+            return True
         if dtype[0] == "of":
             return dtype[1] in self.floating
         if dtype[0] == "promote":
@@ -377,7 +405,7 @@ class Signatures:
             return Sig(self.dtype_argument(dtype_kw) if dtype_kw is not None else ("const", "int64"), UNKNOWN)
         if leaf in _FACTORIES or leaf in _RANDOM_FACTORIES:
             dtype_kw = next((k.value for k in node.keywords if k.arg == "dtype"), None)
-            dtype = self.dtype_argument(dtype_kw) if dtype_kw is not None else UNKNOWN
+            dtype = self.dtype_argument(dtype_kw) if dtype_kw is not None else _literal_dtype(leaf, node, self.ctx.qualname)
             shape = UNKNOWN
             sized_empty = leaf in ("zeros", "ones", "empty", "full") and node.args and _is_empty_tuple(node.args[0])
             of_a_number = leaf in ("tensor", "as_tensor", "scalar_tensor") and node.args and self._python_number(node.args[0])
