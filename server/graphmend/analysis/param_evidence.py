@@ -84,7 +84,7 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
         previous = text[preceding] if preceding >= 0 else ""
         if previous == "@" and preceding > 0 and text[preceding - 1] not in "\n":
             return True
-        if previous == "[" and next_char == "," and _opens_tensor_list(text, preceding, evidence_call):
+        if previous == "[" and next_char == "," and _opens_tensor_list(text, preceding, evidence_call) and not _rebound(text, name):
             return True
         if previous == "(" and next_char in (",", ")", "\n"):
             callee_end = preceding
@@ -94,6 +94,12 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             callee = text[callee_start:callee_end]
             if callee and not callee[0].isdigit() and evidence_call(callee):
                 return True
+
+
+def _rebound(text: str, name: str) -> bool:
+    """Whether the function's text assigns `name` (`pad = x.new_full(...)`): then a later use may
+    be of the new value, not of the parameter."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}\s*(?:[-+*/@%&|^]|//|\*\*|>>|<<)?=(?!=)", text) is not None
 
 
 def _opens_tensor_list(text: str, bracket: int, evidence_call: Callable[[str], bool]) -> bool:

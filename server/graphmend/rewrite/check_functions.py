@@ -166,11 +166,11 @@ def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, dep
     return f"it calls `{ctx.excerpt(func, 40)}`, which may change state"
 
 
-def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.Call]]:
+def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:
     """The statements of the file that call `function` and drop its result, and the calls that
-    use it (or pass the function on) - those cannot be moved."""
+    use it or the references that pass the function on - those cannot be moved."""
     statements: list[ast.Expr] = []
-    other: list[ast.Call] = []
+    other: list[ast.expr] = []
     for node in ast.walk(ctx.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == function.name:
             parent = ctx.parent(node)
@@ -178,4 +178,9 @@ def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[as
                 statements.append(parent)
             else:
                 other.append(node)
+        elif isinstance(node, ast.Name) and node.id == function.name and isinstance(node.ctx, ast.Load):
+            call = ctx.parent(node)
+            compiled = isinstance(call, ast.Call) and ctx.qualname(call.func) == "torch.compile"  # an entry, not a caller
+            if not (isinstance(call, ast.Call) and call.func is node) and not compiled:
+                other.append(node)  # `self.notify = log_once`: called from where this cannot see
     return statements, other

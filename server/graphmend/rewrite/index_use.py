@@ -24,15 +24,17 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from .aliasing import is_fresh
 from .context import FixContext
-from .flow import changed_in_place_after, changes_in_place, is_in_place_call, reaching_definition
+from .flow import changed_in_place_after, changes_in_place, reaching_definition
 from .model import DeclineError
 
-_INTEGER_DTYPES = frozenset({"int64", "int32", "int16", "int8", "uint8"})
+# Index dtypes: a uint8 tensor indexes as a mask, int8/int16 ones are refused.
+_INTEGER_DTYPES = frozenset({"int64", "int32"})
 
 
-def index_use(ctx: FixContext, function: ast.AST, use: ast.Name, name: str, value_dtype: tuple) -> tuple[ast.expr, str] | None:
-    """The subscript `use` indexes, with its rewritten text, when `use` is one part of a tensor
-    subscript's index; None when it is not an index of a tensor (the caller decides then).
+def index_use(ctx: FixContext, function: ast.AST, use: ast.Name, name: str, value_dtype: tuple) -> list[tuple[ast.expr, str]] | None:
+    """The subscript `use` indexes, with its rewritten text (and a written value's), when `use` is
+    the first index of a tensor subscript; None when it is not an index of a tensor (the caller
+    decides then).
     Raises DeclineError where it is one but the rewrite would not keep the meaning."""
     subscript = ctx.parent(use)
     if isinstance(subscript, ast.Tuple):
@@ -44,39 +46,71 @@ def index_use(ctx: FixContext, function: ast.AST, use: ast.Name, name: str, valu
         return None
     where = f"`{ctx.excerpt(subscript, 40)}`"
     if not (value_dtype[0] == "const" and value_dtype[1] in _INTEGER_DTYPES):
-        raise DeclineError("used-as-number", f"`{name}` indexes {where}, and is not known to hold an integer (a bool would add a dimension)")
-    position = next(i for i, part in enumerate(parts) if part is use)
-    if any(part is not use and not isinstance(part, ast.Slice) for part in parts):
-        # other integers or tensors in the index are advanced indices too: where the gathered
-        # dimension lands would depend on them
-        raise DeclineError("used-as-number", f"`{name}` indexes {where} beside other indices than slices")
-    index = ", ".join(f"{name}.reshape(1)" if part is use else ctx.code(part) for part in parts)
-    gathered = f"{ctx.atom(subscript.value)}[{index}]"
+        raise DeclineError("used-as-number", f"`{name}` indexes {where}, and is not known to hold an int64 or int32")
+    if parts[0] is not use or any(not isinstance(part, ast.Slice) for part in parts[1:]):
+        # elsewhere, the gathered dimension's place, setitem's broadcasting and the out-of-range
+        # message would all differ
+        raise DeclineError("used-as-number", f"`{name}` indexes {where} other than as its first index, before slices only")
+    tensor = subscript.value
+    if not _is_reference(tensor):
+        raise DeclineError("used-as-number", f"`{name}` indexes {where}, whose tensor is not a name to read again")
+    torch = ctx.torch_name()
+    held = ctx.code(tensor)
+    index = ", ".join(f"{name}.reshape(1).to({held}.device)" if part is use else ctx.code(part) for part in parts)
+    gathered = f"{ctx.atom(tensor)}[{index}]"
     statement = ctx.statement_of(subscript)
     if isinstance(subscript.ctx, ast.Store):
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is subscript):
             raise DeclineError("used-as-number", f"`{name}` indexes {where}, which is written other than by `= value`")
-        return subscript, gathered
+        if not (isinstance(tensor, ast.Name) and _fresh_local(ctx, function, tensor.id)):
+            raise DeclineError("used-as-number", f"`{name}` indexes {where}, written into a tensor not made in the function (a list would take the write otherwise)")
+        value = statement.value
+        if _python_number(ctx, value):
+            return [(subscript, gathered)]
+        if ctx.kind(value) not in TENSOR_KINDS:
+            raise DeclineError("used-as-number", f"`{name}` indexes {where}, written with `{ctx.excerpt(value, 30)}` of unknown type")
+        # setitem converts the value to the target's dtype and device; index_put does not
+        return [(subscript, gathered), (value, f"{ctx.atom(value)}.to({held}.device, {held}.dtype)")]
     if isinstance(subscript.ctx, ast.Del):
         return None
     reason = _view_reason(ctx, function, subscript, statement)
     if reason is not None:
         raise DeclineError("used-as-number", f"`{name}` indexes {where}: a gather would copy the row where the original is a view of it, and {reason}")
-    return subscript, f"{gathered}.squeeze({position})"
+    # a list that the analysis took for a tensor (a backbone's features) still takes the int
+    return [(subscript, f"({gathered}.squeeze(0) if isinstance({held}, {torch}.Tensor) else {ctx.code(subscript)})")]
+
+
+def _is_reference(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _python_number(ctx: FixContext, value: ast.expr) -> bool:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        value = value.operand
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float, bool)
 
 
 def _view_reason(ctx: FixContext, function: ast.AST, row: ast.expr, statement: ast.stmt | None) -> str | None:
-    """Why the difference between the view `row` and a copy could be seen, or None."""
+    """Why the difference between the view `row` and a copy could be seen, or None: the row must
+    be consumed at once by something that makes a new tensor of it (arithmetic, `torch.stack`, a
+    reduction), or appended to a local list that is only stacked, and no tensor of the function
+    may be changed in place afterwards (a view of the indexed tensor under another name)."""
     parent = ctx.parent(row)
-    if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare)):
+    if isinstance(parent, (ast.BinOp, ast.Compare)) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, (ast.USub, ast.Invert))):
         pass
     elif isinstance(parent, ast.Attribute) and parent.value is row:
         call = ctx.parent(parent)
-        if not (isinstance(call, ast.Call) and call.func is parent) or is_in_place_call(call):
-            return f"`{ctx.excerpt(parent, 40)}` may change or keep it"
+        if not (isinstance(call, ast.Call) and call.func is parent and _makes_new_tensor(ctx, call)):
+            return f"`{ctx.excerpt(parent, 40)}` may change it or hand it on"
     elif isinstance(parent, ast.Call) and any(a is row for a in parent.args):
-        if not _consumes(ctx, function, parent):
-            return f"`{ctx.excerpt(parent.func, 40)}` may keep it"
+        func = parent.func
+        listed = func.value.id if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name) else None
+        if listed is not None and not _only_stacked(ctx, function, listed):
+            return f"the list `{listed}` it is appended to may be kept or handed on"
+        if listed is None and not _makes_new_tensor(ctx, parent):
+            return f"`{ctx.excerpt(func, 40)}` may change it or hand it on"
     else:
         return "the row is kept, returned or changed where it is used"
     if statement is None:
@@ -93,38 +127,40 @@ def _view_reason(ctx: FixContext, function: ast.AST, row: ast.expr, statement: a
     return None
 
 
-def _consumes(ctx: FixContext, function: ast.AST, call: ast.Call) -> bool:
-    """A call that reads its tensor arguments and keeps none: a torch function or a tensor method
-    that does not write in place, or `rows.append(...)` into a local list that is not returned."""
-    name = ctx.qualname(call.func) or ""
-    if name.startswith("torch.") and not name.endswith("_") and not any(k.arg == "out" for k in call.keywords):
-        return True
-    func = call.func
-    if isinstance(func, ast.Attribute) and func.attr == "append" and isinstance(func.value, ast.Name):
-        return not _list_leaves(ctx, function, func.value.id)
-    return isinstance(func, ast.Attribute) and ctx.kind(func.value) in TENSOR_KINDS and not is_in_place_call(call)
+def _makes_new_tensor(ctx: FixContext, call: ast.Call) -> bool:
+    """A call that returns a new tensor and writes into none (`torch.stack`, `.sum()`, not
+    `F.relu(x, inplace=True)`, `out=`, `.unsqueeze(0)`, a view)."""
+    if any(k.arg in ("out", "inplace") for k in call.keywords):
+        return False
+    return is_fresh(ctx, call)
 
 
-def _list_leaves(ctx: FixContext, function: ast.AST, listed: str) -> bool:
-    """Whether a `return`/`yield` may hand out the list `listed` (not a new tensor bound to the
-    name in its place, as `rows = torch.stack(rows)` does)."""
+def _only_stacked(ctx: FixContext, function: ast.AST, listed: str) -> bool:
+    """`rows = []`, `rows.append(...)`, then `torch.stack(rows)`: a local list bound only to list
+    displays, read only to append to it, to take its length, or by a call that makes a new tensor
+    of it (where the name is read after `rows = torch.stack(rows)`, it holds that new tensor)."""
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and listed in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+        return False
     for node in ast.walk(function):
-        if not (isinstance(node, (ast.Return, ast.Yield)) and node.value is not None):
+        if not (isinstance(node, ast.Name) and node.id == listed):
             continue
-        reads = [n for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id == listed]
-        # `return torch.stack(rows) * w`: stacked into a new tensor, the list itself stays here
-        if all(_torch_call_argument(ctx, read) for read in reads):
+        parent = ctx.parent(node)
+        if isinstance(node.ctx, ast.Store):
+            statement = ctx.statement_of(node)
+            if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and statement.targets[0] is node):
+                return False
+            if not (isinstance(statement.value, ast.List) or is_fresh(ctx, statement.value)):
+                return False
+            continue
+        if isinstance(parent, ast.Attribute) and parent.attr == "append" and isinstance(ctx.parent(parent), ast.Call):
+            continue
+        if isinstance(parent, ast.Call) and any(a is node for a in parent.args) and (ctx.qualname(parent.func) == "builtins.len" or _makes_new_tensor(ctx, parent)):
             continue
         statement = ctx.statement_of(node)
-        value = reaching_definition(ctx, statement, listed) if statement is not None else None
-        if value is None or not is_fresh(ctx, value):
-            return True
-    return False
-
-
-def _torch_call_argument(ctx: FixContext, node: ast.expr) -> bool:
-    call = ctx.parent(node)
-    return isinstance(call, ast.Call) and any(a is node for a in call.args) and (ctx.qualname(call.func) or "").startswith("torch.")
+        held = reaching_definition(ctx, statement, listed) if statement is not None else None
+        if held is None or not is_fresh(ctx, held):
+            return False
+    return True
 
 
 def _tensor_names(function: ast.AST) -> set[str]:

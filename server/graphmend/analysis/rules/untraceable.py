@@ -132,9 +132,21 @@ class IsInference(Rule):
             ctx.report(self, node)
         elif isinstance(node.func, ast.Attribute) and node.func.attr == "is_inference" and not node.args and not node.keywords:
             # `self._cos_cached.is_inference()` on a cache set to None in `__init__` and filled
-            # later: only a tensor has the method, so where the code calls it the value is one
-            if ctx.kind(node.func.value) in (Kind.UNKNOWN, Kind.NONE):
+            # with a tensor elsewhere in the class (an enum's `is_inference()` is no tensor's)
+            held = node.func.value
+            if ctx.kind(held) in (Kind.UNKNOWN, Kind.NONE) and isinstance(held, ast.Attribute) and _set_from_torch(ctx, held.attr):
                 ctx.report(self, node)
+
+
+def _set_from_torch(ctx: RuleContext, attr: str) -> bool:
+    """Whether some class of the file assigns `<obj>.<attr> = <value made by a torch call>`."""
+    for info in ctx.index.classes.values():
+        for node in ast.walk(info.node):
+            if not isinstance(node, ast.Assign) or not any(isinstance(t, ast.Attribute) and t.attr == attr for t in node.targets):
+                continue
+            if any(isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.") for n in ast.walk(node.value)):
+                return True
+    return False
 
 
 class IdArithmetic(Rule):

@@ -43,7 +43,7 @@ from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
 from ..purity import check_pure, is_pure
-from ..py_types import Function, own_nodes
+from ..py_types import VALUE, Function, own_nodes
 
 # Declines of a report that reads its caller's frame, or a logger it was passed: the report
 # cannot move alone, but the call of a function that only reports may move whole.
@@ -173,6 +173,10 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
             tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
             _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
         site = build_site(ctx, caller, statement, calls_as_values=True)
+        unknown = next((p for p in site.params if p.type == VALUE), None)
+        if not checks and unknown is not None:
+            # `log_once(self.logger, ...)`: at run time the op would fall back to the call, and break
+            raise DeclineError("unknown-type", f"cannot pass `{unknown.argument}` into the op: its type is not known")
         name = site_name(ctx, caller, "check" if checks else "report", taken)
         taken.add(name)
         origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(caller))) if isinstance(a, ast.ClassDef)), caller.name])

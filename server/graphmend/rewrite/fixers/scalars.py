@@ -304,7 +304,7 @@ class ScalarFixer:
         if ".trunc()" in replacement:
             # int(nan) and int(inf) raise; trunc() carries them on: the only behaviour that changes.
             return Fix(finding, "Keep int(t) as the 0-d tensor t.trunc() (a NaN or infinite t no longer raises)", Safety.UNSAFE, tuple(edits))
-        if added(".reshape(1)]") or added(".reshape(1),"):
+        if added(".reshape(1).to("):
             return Fix(finding, f"{title} (it indexes as a one-element tensor: the same rows, gathered or written as one)", Safety.SAFE, tuple(edits))
         if added(".double()"):
             return Fix(finding, f"{title} (the Python arithmetic on it done in float64, as Python does, then rounded once)", Safety.SAFE, tuple(edits))
@@ -452,7 +452,7 @@ class ScalarFixer:
                 continue
             indexed = None if steps else index_use(ctx, function, use, name, value_dtype)
             if indexed is not None:  # `x[n]`, `x[n] = v`: a one-element index instead
-                chains.append(indexed)
+                chains += indexed
                 continue
             if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, _ARITHMETIC)):
                 # quoted code rather than a line number: earlier fixes in the file move lines
@@ -740,7 +740,10 @@ def _covered_reads(function: ast.AST, statement: ast.stmt, name: str, stores: in
     if len(binders) != stores:
         return None
     mine: list[ast.Name] = []
+    deferred = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
     for read in (n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+        if any(isinstance(a, deferred) and a is not function for a in _ancestors_in(function, read)):
+            return None  # a closure or comprehension may run after another binding
         cover = _covering_binding(function, read, binders)
         if cover is None:
             return None
