@@ -28,6 +28,7 @@ been applied yet when the exception leaves, while the original had applied them.
 from __future__ import annotations
 
 import ast
+import functools
 
 import libcst as cst
 
@@ -60,6 +61,9 @@ class OrderedEffectFixer:
     narrow = frozenset({"GM202", "GM401", "GM402", "GM403", "GM404", "GM405", "GM406", "GM408"})
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
+        if finding.code in self.narrow and not _in_a_check(ctx, finding):
+            # most masks and counts are neither in checks nor in reports: say so before the costlier planning
+            raise DeclineError("not-effect-only", "the finding is not in a report or a check (`assert`, or an `if` that raises)")
         try:
             return self._plan_statement(finding, ctx)
         except DeclineError as declined:
@@ -141,6 +145,25 @@ class OrderedEffectFixer:
             ctx.remove_statement(function, moved, replacements)
         edits = [ctx.rewrite(function, replacements), *module_edits(ctx, function, site_text(ctx, name, site, origin))]
         return Fix(finding, _title(effects, ctx, block), Safety.SAFE, tuple(edits))
+
+
+def _in_a_check(ctx: FixContext, finding: Finding) -> bool:
+    """Whether the finding stands in a call statement (a report), an `assert`, an `if` that raises
+    or asserts, or a function that does (whose calls the check-function path may move)."""
+    node = ctx.node_for(finding)
+    stmt = ctx.statement_of(node) if node is not None else None
+    if stmt is None:
+        return False
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+        return True  # `print(x[m].mean())`, a report: the full planning decides
+    for around in (stmt, *ctx.ancestors(stmt)):
+        if isinstance(around, ast.Assert):
+            return True
+        if isinstance(around, ast.If) and any(isinstance(n, (ast.Raise, ast.Assert)) for s in around.body for n in ast.walk(s)):
+            return True
+        if isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return around in ctx.tree.body and ctx.remember(("check-like", id(around)), functools.partial(is_check_like, around))
+    return False
 
 
 def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> Fix:
