@@ -208,6 +208,7 @@ def fix_source(
     original_at: dict[tuple[str, str, str], list[Span]] = {}  # key -> spans in the original text
     where: list[tuple[Finding, Span]] = []
     before: list[Finding] = []
+    first_lines: list[str] = []
     result = None
     for iteration in range(MAX_FIXES_PER_FILE):
         result = analyze_detailed(text, path, config, keep_facts=True)
@@ -215,7 +216,7 @@ def fix_source(
             break
         lines = result.source.lines if result.source is not None else text.split("\n")
         if iteration == 0:
-            before = list(result.findings)
+            before, first_lines = list(result.findings), lines
             for finding in result.findings:
                 original_at.setdefault(_key(finding, lines), []).append(finding.span)
         ctx = FixContext(result)
@@ -259,6 +260,17 @@ def fix_source(
         progress = bool(accepted)
         if not progress:
             break
+    else:
+        # Stopped by the limit, not by a fixed point. Where the fixes applied left no fewer
+        # findings than there were, some fix keeps bringing its finding back (it rewrote without
+        # removing the break, again and again): keep the source as it was rather than write that.
+        if len(analyze_detailed(text, path, config).findings) >= len(before):
+            text, applied, where = source, [], []
+            declined.clear()
+            original_at = {}
+            for finding in before:
+                original_at.setdefault(_key(finding, first_lines), []).append(finding.span)
+            result = None
     # The last analysis saw the final text unless a fix was applied after it (then analyse again).
     final = result if result is not None and result.source is not None and result.source.text == text else analyze_detailed(text, path, config, keep_facts=True)
     remaining = final.findings
