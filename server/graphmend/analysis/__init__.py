@@ -38,9 +38,12 @@ class AnalysisResult:
         kinds: dict[int, Kind] | None = None,
         source: SourceFile | None = None,
         broken: frozenset[str] = frozenset(),
+        entries: frozenset[str] = frozenset(),
     ) -> None:
         self.findings = findings
         self.compiled = compiled
+        # the functions of `compiled` compiled in their own right, not only as callees of those
+        self.entries = entries
         # entries (compiled functions) from which something breaks: their decorators' wrappers,
         # in another file, then run eagerly where they call them in a `try` (analysis/decorators.py)
         self.broken = broken
@@ -114,8 +117,8 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
     kept.sort(key=Finding.sort_key)
     broken = frozenset(module.broken_entries)
     if keep_facts:
-        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken)
-    return AnalysisResult(kept, module.reasons, broken=broken)
+        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken, module.entries)
+    return AnalysisResult(kept, module.reasons, broken=broken, entries=module.entries)
 
 
 def _parse_failure(text: SourceFile, exc: SyntaxError) -> Finding:

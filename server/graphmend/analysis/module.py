@@ -105,6 +105,11 @@ class ModuleAnalysis:
         return self.findings
 
     @property
+    def entries(self) -> frozenset[str]:
+        """Qualified names of the functions compiled in their own right (not only as callees)."""
+        return frozenset(self._entry_names)
+
+    @property
     def broken_entries(self) -> set[str]:
         """Qualified names of the entries from which something breaks (a decorator's caller in
         another file needs them: crossmodule.call_sites)."""

@@ -1,20 +1,24 @@
-"""A number kept as a 0-d tensor where it indexes a tensor: `x[n]`, `x[:, n]`, `x[n] = v`.
+"""A number kept as a 0-d tensor where it indexes a tensor: `x[n]`, `x[n, 1:]`, `x[n] = v`.
 
 `n = torch.multinomial(w, 1).item()` then `rows.append(x[n])` (ALBEF's hard negatives), or
 `full[n] = mask` with `n = torch.randint(0, N, (1,)).item()` (PEFT's BOFT dropout): the Python
 int is read off the device only to pick a row. Dynamo cannot keep it a tensor as it is: a 0-d
 integer tensor computed in the graph used as an index also breaks (measured on torch 2.13: it is
 read as a Python int, `aten._local_scalar_dense`), but a one-element index does not. So the index
-becomes `n.reshape(1)`, a gather of one row (`x[n.reshape(1)].squeeze(...)`) or a one-row
-`index_put` (`x[n.reshape(1)] = v`; Python's setitem drops the value's leading 1-dims for both,
-so the same values broadcast). Same rows, the same gradient (select's backward and index's are
-the same scatter), the same IndexError text out of range in eager.
+becomes `n.reshape(1).to(x.device)`: a gather of one row (`x[...].squeeze(0)`) or a one-row
+`index_put` (`x[...] = v.to(x.device, x.dtype)`: setitem converts the value, index_put does not,
+and both drop a leading 1-dim of it). Only as the first index, before slices: elsewhere the
+gathered dimension's place and setitem's broadcasting differ. Same rows, the same gradient
+(select's backward and index's are the same scatter), the same IndexError text out of range in
+eager; int64 and int32 only (a uint8 index is a mask).
 
 The one difference: `x[n]` with an int is a *view* of `x`, the gather a copy. It is only
 observable through a later in-place change of either, or when the view leaves the function. So a
-read is accepted only where the row is consumed at once (arithmetic, a call of torch or a tensor
-method that does not write, a local list's `append`) and no tensor of the function is changed in
-place after it (a view of `x` under another name would carry the change); declined otherwise.
+read is accepted only where the row is consumed at once by something that makes a new tensor of
+it (arithmetic, a reduction, `torch.stack`) or appended to a local list that is only stacked, and
+no tensor of the function is changed in place after it (a view of `x` under another name would
+carry the change); a write only into a tensor made in the function. A read keeps the int form for
+a value that is no tensor at run time (`isinstance` is settled while tracing).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from .aliasing import is_fresh
 from .context import FixContext
-from .flow import changed_in_place_after, changes_in_place, reaching_definition
+from .flow import changed_in_place_after, changes_in_place, parameter_names, reaching_definition
 from .model import DeclineError
 
 # Index dtypes: a uint8 tensor indexes as a mask, int8/int16 ones are refused.
@@ -139,7 +143,7 @@ def _only_stacked(ctx: FixContext, function: ast.AST, listed: str) -> bool:
     """`rows = []`, `rows.append(...)`, then `torch.stack(rows)`: a local list bound only to list
     displays, read only to append to it, to take its length, or by a call that makes a new tensor
     of it (where the name is read after `rows = torch.stack(rows)`, it holds that new tensor)."""
-    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and listed in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and listed in parameter_names(function):
         return False
     for node in ast.walk(function):
         if not (isinstance(node, ast.Name) and node.id == listed):
@@ -165,18 +169,15 @@ def _only_stacked(ctx: FixContext, function: ast.AST, listed: str) -> bool:
 
 def _tensor_names(function: ast.AST) -> set[str]:
     """Every name something is changed in place through, anywhere in the function."""
-    names: set[str] = set()
-    for node in ast.walk(function):
-        for candidate in (n.id for n in ast.walk(node) if isinstance(n, ast.Name)) if isinstance(node, (ast.AugAssign, ast.Assign, ast.Call)) else ():
-            if changes_in_place(node, candidate):
-                names.add(candidate)
-    return names
+    names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    changes = [n for n in ast.walk(function) if isinstance(n, (ast.AugAssign, ast.Assign, ast.Call))]
+    return {name for name in names if any(changes_in_place(node, name) for node in changes)}
 
 
 def _fresh_local(ctx: FixContext, function: ast.AST, name: str) -> bool:
     """`full = torch.zeros(...)`: every binding of `name` in the function is a new tensor, so no
     view of another tensor is changed through it."""
-    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}:
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in parameter_names(function):
         return False
     stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
     bindings = [

@@ -124,7 +124,7 @@ def _literal_dtype(leaf: str, node: ast.Call, qualname: Callable[[ast.AST], str 
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
         value = value.operand
     if isinstance(value, ast.Call) and qualname(value.func) == "builtins.float" and len(value.args) == 1:
-        kind: type | None = float  # float("nan"), float("inf")
+        kind: type = float  # float("nan"), float("inf")
     elif isinstance(value, ast.Constant) and type(value.value) in (bool, int, float):
         kind = type(value.value)
     else:

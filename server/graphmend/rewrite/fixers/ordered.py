@@ -253,7 +253,7 @@ def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -
         if depth < 3 and isinstance(caller, ast.FunctionDef) and caller is not function and caller in ctx.tree.body:
             # not past a function compiled in its own right (`torch.compile(validate)`): moving
             # its callers' calls would leave its own compiled frame breaking
-            only_called = ctx.result.compiled.get(caller.name, "").startswith("called from")
+            only_called = caller.name in ctx.result.compiled and caller.name not in ctx.result.entries
             if only_called and check_function_reason(ctx, caller) is None:
                 try:
                     lifted = _calls_to_move(ctx, caller, depth + 1)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import libcst as cst
 
@@ -426,7 +426,7 @@ class ScalarFixer:
         A use that binds another local (`t = s * 2 + 1`), or the same name again on the next line
         of the block (`s = max(s, 1e-6)`), makes that binding a 0-d tensor too, whose uses are
         checked the same way (`depth` bounds the chain)."""
-        uses = _uses_of_binding(function, statement, name)
+        uses = _uses_of_binding(ctx, function, statement, name)
         if not uses:
             raise DeclineError("unused", f"`{name}` is never used")
         chains: list[tuple[ast.expr, str]] = []
@@ -700,7 +700,7 @@ def _bound_elsewhere(scope: ast.AST, helper: Function) -> bool:
     return False
 
 
-def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[ast.Name]:
+def _uses_of_binding(ctx: FixContext, function: ast.AST, statement: ast.stmt, name: str) -> list[ast.Name]:
     """The reads of the value `statement` binds to `name`: every later read where it is the only
     binding of `name`; where every binding of the name is a `name = ...` of the same block, on
     straight-line code (`s = t.item()` then `s = max(s, 1e-6)`), the reads up to the next one's
@@ -711,7 +711,7 @@ def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[
         block = _block_of(function, statement)
         binders = [s for s in block if _straight_binding(s, name)] if block is not None else []
         if block is None or _inside_loop(function, statement) or len(binders) != len(stores):
-            covered = _covered_reads(function, statement, name, len(stores))
+            covered = _covered_reads(ctx, function, statement, name, len(stores))
             if covered is None:
                 raise DeclineError("reassigned", f"`{name}` is assigned more than once in the function, not only by `{name} = ...` lines of one block")
             return covered
@@ -728,7 +728,7 @@ def _uses_of_binding(function: ast.AST, statement: ast.stmt, name: str) -> list[
     ]
 
 
-def _covered_reads(function: ast.AST, statement: ast.stmt, name: str, stores: int) -> list[ast.Name] | None:
+def _covered_reads(ctx: FixContext, function: ast.AST, statement: ast.stmt, name: str, stores: int) -> list[ast.Name] | None:
     """The reads of what `statement` binds where every binding of `name` is a `name = ...` that
     only the rest of its own block reads (ALBEF's two loops, each drawing `neg_idx` and reading
     it on the next lines): each read must come after a binding in the block of that binding,
@@ -742,9 +742,10 @@ def _covered_reads(function: ast.AST, statement: ast.stmt, name: str, stores: in
     mine: list[ast.Name] = []
     deferred = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
     for read in (n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
-        if any(isinstance(a, deferred) and a is not function for a in _ancestors_in(function, read)):
+        around = list(_ancestors_within(ctx, function, read))
+        if any(isinstance(a, deferred) for a in around):
             return None  # a closure or comprehension may run after another binding
-        cover = _covering_binding(function, read, binders)
+        cover = _covering_binding(ctx, function, read, around, binders)
         if cover is None:
             return None
         if cover is statement:
@@ -752,7 +753,7 @@ def _covered_reads(function: ast.AST, statement: ast.stmt, name: str, stores: in
     return mine
 
 
-def _covering_binding(function: ast.AST, read: ast.Name, binders: list[ast.stmt]) -> ast.stmt | None:
+def _covering_binding(ctx: FixContext, function: ast.AST, read: ast.Name, around: list[ast.AST], binders: list[ast.stmt]) -> ast.stmt | None:
     """The binding whose value `read` sees for sure: the last binding before it in the innermost
     block holding both, with no binding inside the statement of that block that holds the read
     (a nested `if` could rebind on one path), and none inside a loop holding the read that the
@@ -770,23 +771,25 @@ def _covering_binding(function: ast.AST, read: ast.Name, binders: list[ast.stmt]
                     break
                 if any(b is not binder and any(b is n for n in ast.walk(later)) and b.lineno < read.lineno for b in binders):
                     return None  # rebound on some path inside the statement that holds the read
-                depth = sum(1 for _ in _ancestors_in(function, binder))
+                depth = sum(1 for _ in _ancestors_within(ctx, function, binder))
                 if best is None or depth > best[0]:
                     best = (depth, binder)
                 break
     if best is None:
         return None
     cover = best[1]
-    for loop in (n for n in ast.walk(function) if isinstance(n, (ast.For, ast.AsyncFor, ast.While))):
-        if any(n is read for n in ast.walk(loop)) and not any(n is cover for n in ast.walk(loop)):
-            if any(any(n is b for n in ast.walk(loop)) for b in binders if b is not cover):
-                return None  # another binding in the loop comes round before the read
+    for loop in (a for a in around if isinstance(a, (ast.For, ast.AsyncFor, ast.While))):
+        if not ctx.contains(loop, cover) and any(b is not cover and ctx.contains(loop, b) for b in binders):
+            return None  # another binding in the loop comes round before the read
     return cover
 
 
-def _ancestors_in(function: ast.AST, node: ast.AST) -> list[ast.AST]:
-    """The nodes of `function` that contain `node` (not itself)."""
-    return [n for n in ast.walk(function) if n is not node and any(c is node for c in ast.walk(n))]
+def _ancestors_within(ctx: FixContext, function: ast.AST, node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes that contain `node`, up to (not including) `function`."""
+    for ancestor in ctx.ancestors(node):
+        if ancestor is function:
+            return
+        yield ancestor
 
 
 def _block_of(function: ast.AST, statement: ast.stmt) -> list[ast.stmt] | None:
