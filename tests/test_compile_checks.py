@@ -111,6 +111,40 @@ def test_values_of_two_tensors_are_not_computed_on_both_paths() -> None:
     assert not result.applied and any(d.key == "dtype-shape-unproven" and "could raise" in d.reason for d in result.declined)
 
 
+CHURN_SOURCE = '''import torch
+
+
+@torch.compile
+def f(sample, noise, sigma, sigma_hat):
+    if sigma_hat > sigma:
+        sample = sample + noise * (sigma_hat**2 - sigma**2) ** 0.5
+    return sample
+'''
+
+
+def test_operands_the_broadcast_check_rejects_are_not_computed_on_the_path_not_taken(tmp_path: Path) -> None:
+    """0-d sigmas broadcast with any sample, so the value is computed on both paths where dynamo
+    finds the operands floating and of one shape apart from one-element tensors. Noise of another
+    shape would raise there: the check rejects it and the original branch runs, which raises only
+    where the original raised; integer operands take the original branch too."""
+    (original, rewritten), paths = _pair(tmp_path, CHURN_SOURCE, "_graphmend_broadcast_free(sigma, sigma_hat, noise, sample)")
+    mismatched = (torch.randn(2, 3), torch.randn(5), torch.tensor(1.0), torch.tensor(0.5))  # branch not taken: no error
+    integers = (torch.arange(6).reshape(2, 3), torch.ones(2, 3, dtype=torch.long), torch.tensor(1), torch.tensor(2))
+    for args in (mismatched, integers):
+        expected = original(*args)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            torch._dynamo.reset()
+            out = run(*args)
+            assert out.dtype == expected.dtype and out.shape == expected.shape and torch.equal(out, expected)
+    taken = (torch.randn(2, 3), torch.randn(5), torch.tensor(0.5), torch.tensor(1.0))
+    for run in (original, rewritten):
+        with pytest.raises(RuntimeError, match="must match"):
+            run(*taken)
+    assert run_compiled(rewritten, [mismatched], str(paths[1])).break_sites, "rejected inputs take the original branch, which breaks"
+    accepted = [(torch.randn(2, 3), torch.randn(2, 3), torch.tensor(0.5), torch.tensor(s)) for s in (0.25, 1.0)]
+    assert not run_compiled(rewritten, accepted, str(paths[1])).break_sites, "0-d sigmas with a sample of any shape pass"
+
+
 EARLY_RETURN_SOURCE = '''import torch
 
 

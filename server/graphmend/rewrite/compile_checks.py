@@ -58,6 +58,25 @@ def {name}(*values):
     )
 '''
 
+BROADCAST_FREE = "_graphmend_broadcast_free"
+assert BROADCAST_FREE in TRUE_WHEN_FIXED_NAMES
+
+_BROADCAST_FREE_TEXT = '''
+
+def {name}(*values):
+    """Whether `values` are floating tensors on one device whose shapes agree, tensors of one
+    element aside (they broadcast with any shape), so elementwise arithmetic over them cannot
+    raise, even on a path where the original did not compute it.
+
+    Added by GraphMend: decided from dtypes, shapes and devices only, so under torch.compile it is
+    settled while tracing and costs no graph break; where it is False the original branches run.
+    """
+    tensors = [v for v in values if isinstance(v, {torch}.Tensor)]
+    if len(tensors) != len(values) or not all(t.is_floating_point() and t.device == tensors[0].device for t in tensors):
+        return False
+    return len({{tuple(t.shape) for t in tensors if t.numel() != 1}}) <= 1
+'''
+
 ONE_VALUE = "_graphmend_one_value"
 assert ONE_VALUE in TRUE_WHEN_FIXED_NAMES
 
@@ -391,6 +410,7 @@ _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
+    BROADCAST_FREE: _BROADCAST_FREE_TEXT,
     HOLDS_VALUES: _HOLDS_VALUES_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,

@@ -15,6 +15,7 @@ import ast
 from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
 from .compile_checks import (
+    BROADCAST_FREE,
     LENGTHS_FIT,
     MASK_SELECTS_ALIKE,
     MASK_SELECTS_ROWS,
@@ -60,7 +61,7 @@ UNSAFE_TORCH = frozenset(
 GENERATED_PREDICATES = frozenset(
     {
         NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK,
-        LENGTHS_FIT,
+        LENGTHS_FIT, BROADCAST_FREE,
     }
 )
 _SAFE_BUILTINS = frozenset(

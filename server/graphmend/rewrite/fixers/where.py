@@ -33,7 +33,7 @@ from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ...textedits import apply_edits, text_edits
 from ..aliasing import aliasing_reason
-from ..compile_checks import NUMBER_DTYPE, ONE_VALUE, SAME_TYPE, call_text, helper_edits
+from ..compile_checks import BROADCAST_FREE, NUMBER_DTYPE, ONE_VALUE, SAME_TYPE, call_text, helper_edits
 from ..context import FixContext, char_offset
 from ..flow import changed_in_place_after, defined_before, read_after
 from ..inline import inlined_return_edits
@@ -473,11 +473,13 @@ def _operands_to_match(
     ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str], single: frozenset[str]
 ) -> tuple[str, ...] | None:
     """The names of tensors of unknown shapes that `value` combines elementwise, when that is all
-    that could make computing it raise: where a check made while tracing finds them of one dtype,
-    shape and device, it cannot (`0.9 * ema + 0.1 * x`). None where something else could raise."""
+    that could make computing it raise: where a check made while tracing finds them floating, on
+    one device and of one shape apart from one-element tensors, it cannot (`0.9 * ema + 0.1 * x`,
+    `x + noise * (sigma_hat**2 - sigma**2) ** 0.5` with 0-d sigmas). None where something else
+    could raise."""
     shapes = _operand_shapes(ctx, value, signatures, evaluated, single)
-    if shapes is None or not all(shape == name or shape == ("of", name) for shape, name in shapes.items()):
-        return None  # a shape known otherwise (a reduction's, a constructor's): not one name's own
+    if shapes is None:
+        return None
     for node in ast.walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
             return None  # raises on floating tensors, which the check asks for
@@ -623,13 +625,13 @@ def _check_computable_ahead(
 
 
 def _guarded(text: str, operands: tuple[str, ...] | None) -> str:
-    """`text` computed only where `operands` are floating tensors of one dtype, shape and device
-    (settled while tracing; on floating tensors the elementwise work `_operands_to_match` admits
-    raises on none), else None, which the type check after it rejects: the original branches
-    run there."""
+    """`text` computed only where `operands` are floating tensors on one device whose shapes agree
+    apart from one-element tensors (settled while tracing; on such tensors the elementwise work
+    `_operands_to_match` admits raises on none), else None, which the type check after it
+    rejects: the original branches run there."""
     if not operands:
         return text
-    return f"({text}) if {call_text(SAME_TYPE, *operands)} and {operands[0]}.is_floating_point() else None"
+    return f"({text}) if {call_text(BROADCAST_FREE, *operands)} else None"
 
 
 def _require_same_type(ctx: FixContext, signatures: Signatures, values: list[ast.expr], role: str) -> None:
@@ -1237,6 +1239,8 @@ class _IfRewrite:
         if self.type_checks:
             edits += helper_edits(ctx, SAME_TYPE)
             title = CHECKED_TITLE
+        if any(self.ahead_guards.values()):
+            edits += helper_edits(ctx, BROADCAST_FREE)
         if self.condition_name is not None:
             edits += helper_edits(ctx, ONE_VALUE)
             title = BOTH_CHECKED_TITLE if self.type_checks else ONE_VALUE_TITLE
