@@ -195,6 +195,31 @@ def test_a_condition_of_several_values_still_raises_as_the_original_did(tmp_path
     assert len(set(messages)) == 1 and "ambiguous" in messages[0]
 
 
+CHAINED_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, sigma, s_tmin: float, s_tmax: float):
+    if s_tmin <= sigma <= s_tmax:
+        x = x * (sigma + 1)
+    return x
+'''
+
+
+def test_a_chained_condition_of_several_values_still_raises_as_the_original_did(tmp_path: Path) -> None:
+    """The links are joined into one temporary checked to be one value: with a `sigma` of two
+    values the original branches run, and raise where the original `if` raised."""
+    (original, rewritten), _ = _pair(tmp_path, CHAINED_SOURCE, "_graphmend_one_value(condition)")
+    args = (torch.randn(2), torch.tensor([1.0, 2.0]), 0.5, 5.0)
+    messages = []
+    for run in (original, rewritten, torch.compile(rewritten, backend="eager")):
+        torch._dynamo.reset()
+        with pytest.raises(RuntimeError) as raised:
+            run(*args)
+        messages.append(str(raised.value).splitlines()[0])
+    assert len(set(messages)) == 1 and "ambiguous" in messages[0]
+
+
 MASKED_ASSIGN_SOURCE = '''import torch
 
 

@@ -38,7 +38,7 @@ def condition_text(ctx: FixContext, test: ast.expr, torch: str, signatures: Sign
     if whole is not None:
         return whole
     if isinstance(test, ast.Compare) and len(test.ops) > 1:
-        return _chained_comparison_text(ctx, test, torch, signatures)
+        return chained_comparison_text(ctx, test, torch, signatures)
     kind = ctx.kind(test)
     if kind not in TENSOR_KINDS:
         compared = number_comparison_text(ctx, test, signatures)
@@ -79,12 +79,13 @@ def reject_numpy_value(ctx: FixContext, test: ast.expr) -> None:
         )
 
 
-def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, signatures: Signatures | None) -> str:
+def chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, signatures: Signatures | None, any_shape: bool = False) -> str:
     """`lo <= t <= hi` is `(lo <= t) and (t <= hi)`: Python asks for the truth of each link, so
     the whole chain, written as one tensor expression, still breaks the graph. Each link becomes a
     0-d comparison and the links are joined with `logical_and`. The middle operands are written
     twice, which the caller's purity check makes harmless; every link must compare a single value
-    (a reduction or a 0-d tensor) with a number or another single value."""
+    (a reduction or a 0-d tensor) with a number or another single value (or, with `any_shape`,
+    the caller checks while tracing that the joined links are one value)."""
     operands = [test.left, *test.comparators]
     links = []
     for op, left, right in zip(test.ops, operands, operands[1:]):
@@ -95,7 +96,7 @@ def _chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, sig
             raise DeclineError(
                 "python-condition", f"part of the condition (`{ctx.excerpt(left, 20)} ... {ctx.excerpt(right, 20)}`) is a Python value mixed into tensor logic"
             )
-        for operand in tensors:
+        for operand in [] if any_shape else tensors:
             single = ctx.kind(operand) in SCALAR_KINDS or (
                 signatures is not None and signatures.of(operand).shape == SCALAR_SHAPE
             )

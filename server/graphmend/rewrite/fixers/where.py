@@ -40,7 +40,7 @@ from ..inline import inlined_return_edits
 from ..model import DeclineError, Fix, Safety
 from ..purity import GENERATED_PREDICATES, check_pure
 from ..signatures import SCALAR_SHAPE, UNKNOWN, Signatures, floating_names
-from .conditions import check_condition_pure, condition_text, number_comparison_text, tensor_logic
+from .conditions import chained_comparison_text, check_condition_pure, condition_text, number_comparison_text, tensor_logic
 from .generated import flush_blank_lines
 
 # Functions whose value or derivative is infinite or NaN for some finite input (outside their
@@ -1150,6 +1150,12 @@ class _IfRewrite:
         except DeclineError as error:
             ctx = self.ctx
             single_test = len(self.tests) == 1 and test is self.tests[0] and not early_return
+            if error.key == "chained-not-scalar" and single_test and isinstance(test, ast.Compare):
+                # `lo <= t <= hi` with `t` of unknown shape: the joined links, checked like a tensor test
+                self.condition_error = error
+                self.condition_name = self._fresh("condition")
+                self.condition_line = f"{self.condition_name} = {chained_comparison_text(ctx, test, self.torch, self.signatures, any_shape=True)}"
+                return f"{self.condition_name}.reshape(())"
             # `t.item() > 0` with `t` of unknown shape: its tensor form `t > 0`, checked like a tensor test
             compared = number_comparison_text(ctx, test, self.signatures, any_shape=True) if ctx.kind(test) not in TENSOR_KINDS else None
             if error.key != "condition-not-scalar" or not single_test or (ctx.kind(test) not in TENSOR_KINDS and compared is None):
