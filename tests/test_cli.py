@@ -500,6 +500,32 @@ def test_a_disable_alias_re_exported_by_another_module_is_seen(project: Path, ca
     assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/model.py", 9, "GM401")]  # one file cannot tell
 
 
+def test_a_compiling_query_wrapped_in_another_module_guards_dead_code(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kornia's shape: `is_compiling` in `core/utils.py` returns torch.compiler.is_compiling()
+    (imported under another name in a `try`), re-exported by `core/__init__.py`; a loss checks its
+    input only `if not is_compiling():`, which dynamo never enters (measured in
+    tests/corpus/guard_compiling_wrapper.py). One file alone cannot tell."""
+    (project / "pkg" / "core").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "core" / "utils.py").write_text(
+        "try:\n    from torch.compiler import is_compiling as _torch_is_compiling\nexcept ImportError:\n"
+        "    _torch_is_compiling = None\n\n\ndef is_compiling() -> bool:\n"
+        "    return bool(_torch_is_compiling()) if _torch_is_compiling is not None else False\n",
+        encoding="utf-8",
+    )
+    (project / "pkg" / "core" / "__init__.py").write_text("from .utils import is_compiling\n", encoding="utf-8")
+    (project / "pkg" / "loss.py").write_text(
+        "from torch import nn\n\nfrom .core import is_compiling\n\n\nclass Loss(nn.Module):\n"
+        "    def forward(self, x):\n        if not is_compiling():\n            if (x < 0).any():\n"
+        "                raise ValueError('negative')\n        return x.sum()\n",
+        encoding="utf-8",
+    )
+    _, out, _ = run(capsys, "check", "--format", "json", "pkg")
+    assert json.loads(out) == []
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
+    assert [(r["path"], r["line"], r["code"]) for r in json.loads(out)] == [("pkg/loss.py", 9, "GM101")]
+
+
 def test_watch_checks_again_after_a_change(project: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "graphmend", "check", "--watch", "--format", "json", "clean.py", "model.py"],

@@ -118,7 +118,8 @@ def check_files_and_entries(
 ) -> tuple[list[FileResult], dict[Path, Config]]:
     """`check_files`, and the configuration each file was last checked with where the others
     changed it: extra compiled entries (functions the others' compiled code calls). Imported names
-    another module binds to `torch.compiler.disable` are the configuration's `disable_resolver`'s."""
+    another module binds to `torch.compiler.disable` (or to a query such as
+    `torch.compiler.is_compiling`) are the configuration's `disable_resolver`'s."""
     results = _check_each(list(configs.items()), jobs, "checking")
     entries: dict[Path, dict[str, str]] = {}
     if not cross_module or len(configs) < 2:

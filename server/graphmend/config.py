@@ -65,9 +65,11 @@ class Config:
     # unless the output carries the fixes (SARIF); see FixContext.decide_only
     fix_texts: bool = field(default=True, compare=False, hash=False)
     # the names a file imports that its package binds to torch.compiler.disable (timm.layers
-    # re-exporting `disable_compiler`), from the file's path and imports (imported_disables.py);
+    # re-exporting `disable_compiler`) or to a query dynamo answers while tracing (kornia's
+    # `is_compiling`), each with the torch function it stands for, from the file's path and
+    # imports (imported_disables.py);
     # set by the language server and by check/fix, not part of the configuration's identity
-    disable_resolver: Callable[[str, dict[str, str]], tuple[str, ...]] | None = field(default=None, compare=False, hash=False)
+    disable_resolver: Callable[[str, dict[str, str]], dict[str, str]] | None = field(default=None, compare=False, hash=False)
 
     def compiled_in(self, path: str) -> tuple[tuple[str, str], ...]:
         """The `compiled` entries (and the sample targets, which the user compiles to confirm them)

@@ -1,4 +1,6 @@
-"""Names a file imports from its own package that are bound to `torch.compiler.disable` there.
+"""Names a file imports from its own package that are bound to `torch.compiler.disable` there,
+or to a query dynamo answers while tracing (kornia's `is_compiling` wrapper of
+`torch.compiler.is_compiling`, in `kornia/core/utils.py`).
 
 timm binds `disable_compiler = getattr(torch.compiler, "disable", None) or nullwrap` in
 `layers/_fx.py`, re-exports it from `layers/__init__.py`, and decorates model methods with it in
@@ -26,7 +28,7 @@ class ImportedDisables:
     """A cache of what each module of a package binds and imports, keyed by file."""
 
     def __init__(self) -> None:
-        self._modules: dict[Path, tuple[tuple[int, int], dict[str, str], frozenset[str]]] = {}
+        self._modules: dict[Path, tuple[tuple[int, int], dict[str, str], dict[str, str]]] = {}
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[object, tuple[()]]:
@@ -35,43 +37,46 @@ class ImportedDisables:
         # for each of transformers' 1,957 model files: 15 s of a 40 s check).
         return (_worker_cache, ())
 
-    def names_for(self, path: str | Path, imports: dict[str, str]) -> tuple[str, ...]:
+    def names_for(self, path: str | Path, imports: dict[str, str]) -> dict[str, str]:
         """The local names among `imports` (local name -> imported dotted name, relative ones
-        starting with ".") of the file at `path` that its package binds to torch.compiler.disable."""
+        starting with ".") of the file at `path` that its package binds to torch.compiler.disable
+        or to a query dynamo answers while tracing, each with the torch function it stands for."""
         file = Path(path)
         if not file.is_file():
-            return ()
+            return {}
         here = module_name(file)
         if not here:
-            return ()  # not inside a package: its imports cannot be placed
+            return {}  # not inside a package: its imports cannot be placed
         top = here.split(".")[0]
         root = _package_root(file, here)
-        found = []
-        for local, target in imports.items():
+        found = {}
+        for local, target in sorted(imports.items()):
             absolute = absolute_import(target, here, file.name == "__init__.py")
-            if absolute.split(".")[0] == top and self._binds_disable(root, absolute, 0):
-                found.append(local)
-        return tuple(sorted(found))
+            bound = self._binding(root, absolute, 0) if absolute.split(".")[0] == top else None
+            if bound is not None:
+                found[local] = bound
+        return found
 
-    def _binds_disable(self, root: Path, dotted: str, depth: int) -> bool:
+    def _binding(self, root: Path, dotted: str, depth: int) -> str | None:
         module, _, name = dotted.rpartition(".")
         if not module or depth > MAX_RE_EXPORTS:
-            return False
+            return None
         file = _module_file(root, module)
         if file is None:
-            return False
+            return None
         facts = self._facts(file)
         if facts is None:
-            return False
-        imports, aliases = facts
-        if name in aliases:
-            return True
+            return None
+        imports, bindings = facts
+        if name in bindings:
+            return bindings[name]
         if name in imports:
-            return self._binds_disable(root, absolute_import(imports[name], module, file.name == "__init__.py"), depth + 1)
-        return False
+            return self._binding(root, absolute_import(imports[name], module, file.name == "__init__.py"), depth + 1)
+        return None
 
-    def _facts(self, file: Path) -> tuple[dict[str, str], frozenset[str]] | None:
-        """The module's imports and its names bound to torch.compiler.disable (None: unreadable)."""
+    def _facts(self, file: Path) -> tuple[dict[str, str], dict[str, str]] | None:
+        """The module's imports and its names bound to torch.compiler.disable or to a query, with
+        the torch function each stands for (None: unreadable)."""
         try:
             stat = file.stat()
         except OSError:
@@ -88,7 +93,8 @@ class ImportedDisables:
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         index = build_index(tree)
-        facts = (dict(index.imports), frozenset(index.disable_aliases))
+        bindings = {name: "torch.compiler.disable" for name in index.disable_aliases} | index.query_wrappers
+        facts = (dict(index.imports), bindings)
         with self._lock:
             self._modules[file] = (stamp, *facts)
         return facts

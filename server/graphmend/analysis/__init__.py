@@ -99,7 +99,7 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
     except (ValueError, RecursionError, MemoryError) as exc:
         return AnalysisResult([_unparsable(text, exc)], {})
     index = build_index(tree)
-    if config.disable_resolver is not None:  # names bound to disable elsewhere in the file's package
+    if config.disable_resolver is not None:  # names bound to disable or to a query elsewhere in the package
         imported = config.disable_resolver(path, dict(index.imports))
         if imported:  # the index reads decorators through the imports: build it again knowing them
             index = build_index(tree, imported)

@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from .guards import FALSE_WHILE_COMPILING, TRUE_WHILE_COMPILING
 from .kinds import Kind
 from .type_comments import CommentSignature
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
 COMPILE_FUNCTIONS = frozenset({"torch.compile", "torch._dynamo.optimize", "torch._dynamo.eval_frame.optimize"})
+# Decorators that return the function itself, for TorchScript's sake (kornia marks its
+# `is_compiling` wrapper `@torch.jit.unused`): dynamo inlines the function as if undecorated.
+INERT_DECORATORS = frozenset({"torch.jit.unused", "torch.jit.ignore", "torch.jit.export"})
 DISABLE_FUNCTIONS = frozenset(
     {
         "torch.compiler.disable",
@@ -132,6 +136,9 @@ class ModuleIndex:
     # what they call (regions.find_entries makes those callees entries)
     frame_only: list[ast.FunctionDef] = field(default_factory=list)
     disable_aliases: set[str] = field(default_factory=set)  # module-level names bound to compiler.disable
+    # module-level functions that only return what a query dynamo answers while tracing returns
+    # (`def is_compiling(): return torch.compiler.is_compiling()`) -> the query's qualname
+    query_wrappers: dict[str, str] = field(default_factory=dict)
     opaque: set[int] = field(default_factory=set)  # id() of FunctionDefs that are opaque ops (custom ops)
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
     # torch._dynamo.config flags set to True at module level (they change what breaks)
@@ -315,9 +322,10 @@ def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield from walk_top_level(stmt.body)
 
 
-def build_index(tree: ast.Module, disable_names: tuple[str, ...] = ()) -> ModuleIndex:
-    """The module's names. `disable_names`: names it imports that another module binds to
-    `torch.compiler.disable` (found by the command line's cross-module pass)."""
+def build_index(tree: ast.Module, imported_bindings: Mapping[str, str] | None = None) -> ModuleIndex:
+    """The module's names. `imported_bindings`: names it imports that another module of its
+    package binds to `torch.compiler.disable` or to a query dynamo answers while tracing, with the
+    torch function each stands for (found by imported_disables.py, never by running the code)."""
     index = ModuleIndex()
     statements = list(walk_top_level(tree.body))
     flag_targets: list[tuple[ast.Attribute, ast.expr]] = []
@@ -342,9 +350,10 @@ def build_index(tree: ast.Module, disable_names: tuple[str, ...] = ()) -> Module
                 if isinstance(assigned, ast.Attribute) and isinstance(stmt, ast.Assign):
                     flag_targets.append((assigned, stmt.value))
     _bind_disable_aliases(index, statements)
-    for imported in disable_names:
+    _bind_query_wrappers(index, statements)
+    for imported, qualname in (imported_bindings or {}).items():
         if imported in index.imports:
-            index.imports[imported] = "torch.compiler.disable"
+            index.imports[imported] = qualname
     for flag_target, value in flag_targets:  # after the imports are known
         flag = index.qualname(flag_target)
         if flag is not None and flag.startswith(DYNAMO_CONFIG) and isinstance(value, ast.Constant) and value.value is True:
@@ -381,6 +390,61 @@ def _denotes_disable(index: ModuleIndex, value: ast.expr) -> bool:
     if isinstance(value, ast.IfExp):
         return _denotes_disable(index, value.body) or _denotes_disable(index, value.orelse)
     return False
+
+
+def _bind_query_wrappers(index: ModuleIndex, statements: list[ast.stmt]) -> None:
+    """A module-level function whose whole body returns a query dynamo answers while tracing
+    (guards.py) is that query to its callers, as an import of it would be: kornia's
+    `def is_compiling() -> bool: return bool(_torch_is_compiling()) if _torch_is_compiling is not
+    None else False`, with `from torch.compiler import is_compiling as _torch_is_compiling` in a
+    `try`. The fallback is for a torch without the function; torch 2.13 has it. So
+    `if not is_compiling(): KORNIA_CHECK(...)` is dead code under compile, as it would be with
+    torch's own spelling. Other modules importing the name see it through `imported_bindings`."""
+    for stmt in statements:  # `_torch_is_compiling = getattr(torch.compiler, "is_compiling", None) or ...`
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id not in index.imports:
+            denoted = _denoted_query(index, stmt.value)
+            if denoted is not None:
+                index.imports[stmt.targets[0].id] = denoted
+    for stmt in statements:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name in index.imports:
+            continue
+        if any(index.qualname(d) not in INERT_DECORATORS for d in stmt.decorator_list):
+            continue
+        arguments = stmt.args
+        if arguments.args or arguments.posonlyargs or arguments.vararg or arguments.kwonlyargs or arguments.kwarg:
+            continue
+        body = [b for b in stmt.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
+        if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+            query = _query_of(index, body[0].value)
+            if query is not None:
+                index.imports[stmt.name] = query
+                index.query_wrappers[stmt.name] = query
+
+
+def _denoted_query(index: ModuleIndex, value: ast.expr) -> str | None:
+    """The query a module-level name is bound to: the function itself, read through `getattr`,
+    or the first of `a or b` (the second is a fallback for a torch without the first)."""
+    if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
+        return _denoted_query(index, value.values[0])
+    name = _dotted(index, value)
+    return name if name in TRUE_WHILE_COMPILING or name in FALSE_WHILE_COMPILING else None
+
+
+def _query_of(index: ModuleIndex, value: ast.expr) -> str | None:
+    """The qualname of the query `value` returns: `q()`, `bool(q())`, or `bool(q()) if q is not
+    None else False` / `q() if q else False` (a fallback for a torch without `q`)."""
+    if isinstance(value, ast.IfExp):
+        tested = value.test.left if isinstance(value.test, ast.Compare) and len(value.test.ops) == 1 and isinstance(value.test.ops[0], ast.IsNot) else value.test
+        fallback = isinstance(value.orelse, ast.Constant) and isinstance(value.orelse.value, bool)
+        query = _query_of(index, value.body) if fallback else None
+        return query if query is not None and index.qualname(tested) == query else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "bool" and len(value.args) == 1 and not value.keywords:
+        return _query_of(index, value.args[0])
+    if isinstance(value, ast.Call) and not value.args and not value.keywords:
+        name = index.qualname(value.func)
+        if name in TRUE_WHILE_COMPILING or name in FALSE_WHILE_COMPILING:
+            return name
+    return None
 
 
 def _dotted(index: ModuleIndex, value: ast.expr) -> str | None:
