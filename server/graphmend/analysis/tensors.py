@@ -821,6 +821,8 @@ def binop_kind(left: Kind, right: Kind, op: ast.operator) -> Kind:
     if left_tensor or right_tensor:
         scalar = all(k in SCALAR_KINDS or k is Kind.PY for k in (left, right))
         boolean = isinstance(op, _BOOL_PRESERVING_OPS) and all(k in BOOL_KINDS or k is Kind.PY for k in (left, right))
+        # `(y2 > y1) * (x2 > x1)` (torchvision's box losses): a product of two bool tensors is bool
+        boolean = boolean or (isinstance(op, ast.Mult) and left in BOOL_KINDS and right in BOOL_KINDS)
         return tensor_kind(boolean=boolean, scalar=scalar)
     if left is Kind.PY and right is Kind.PY:
         return Kind.PY

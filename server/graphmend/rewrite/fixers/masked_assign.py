@@ -83,26 +83,30 @@ class MaskedAssignFixer:
         if not isinstance(target, ast.Subscript):
             raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` is rewritten")
         mask = target.slice
-        selection = _selection(ctx, value)
-        if selection is None and isinstance(statement, ast.AugAssign) and type(statement.op) in _OPERATORS and not _selects_with(ctx, value, mask):
+        selections = _selections(ctx, value)
+        if selections is None and isinstance(statement, ast.AugAssign) and type(statement.op) in _OPERATORS and not _selects_with(ctx, value, mask):
             return self._plan_row_add(finding, ctx, statement, function, target, value)
-        if selection is None:
-            raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers) is rewritten")
-        if ctx.code(selection.slice) != ctx.code(mask):
-            raise DeclineError("different-masks", f"`{ctx.excerpt(target, 30)}` and `{ctx.excerpt(selection, 30)}` use different indices")
-        arithmetic = "" if value is selection else _arithmetic_kind(value)
+        if selections is None:
+            raise DeclineError("not-a-statement", "only `out[mask] = src[mask]` (with + - * / by numbers, or of selections by the same mask) is rewritten")
+        for selection in selections:
+            if ctx.code(selection.slice) != ctx.code(mask):
+                raise DeclineError("different-masks", f"`{ctx.excerpt(target, 30)}` and `{ctx.excerpt(selection, 30)}` use different indices")
+        arithmetic = "" if value is selections[0] else _arithmetic_kind(value)
         operator = ""
         if isinstance(statement, ast.AugAssign):
             operator = _OPERATORS.get(type(statement.op), "")
             if not operator:
                 raise DeclineError("augmented-product", "only `+=` and `-=` through a mask keep their gradients as a where")
-        for role, node in (("the mask", mask), ("the assigned tensor", target.value), ("the copied tensor", selection.value)):
+        copied = [("the copied tensor", s.value) for s in selections]
+        for role, node in (("the mask", mask), ("the assigned tensor", target.value), *copied):
             check_pure(ctx, node, f"{role} (now evaluated twice)")
         out, mask_text = ctx.atom(target.value), ctx.code(mask)
-        src = _render_without_selection(ctx, function, value, selection)
+        fenced = len(selections) > 1 or _divides_by_selection(value)
+        src = _render_fenced(ctx, function, value, selections) if fenced else _render_without_selection(ctx, function, value, selections[0])
         selected = f"{out} {operator} {src}" if operator else src
         torch = ctx.torch_name()
-        arguments = [mask_text, ctx.code(target.value), ctx.code(selection.value)] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
+        sources = list(dict.fromkeys(ctx.code(s.value) for s in selections))
+        arguments = [mask_text, ctx.code(target.value), *sources] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])
         check = call_text(MASK_SELECTS_ALIKE, *arguments)
         edits = _guarded(ctx, function, statement, check, f"{out}.copy_({torch}.where({mask_text}, {selected}, {out}))", (MASK_SELECTS_ALIKE,))
         return Fix(finding, TITLE, Safety.SAFE, edits)
@@ -227,6 +231,63 @@ def _selection(ctx: FixContext, value: ast.expr) -> ast.Subscript | None:
         if left and not right and not isinstance(value.op, ast.Div):  # n / src: 1/0 in the unselected part
             return _selection(ctx, value.right)
     return None
+
+
+def _selections(ctx: FixContext, value: ast.expr) -> list[ast.Subscript] | None:
+    """The selections `src[mask]` that `value` combines: the one `_selection` finds, or several
+    joined by `+ - * /` (`(x2[m] - x1[m]) * (y2[m] - y1[m])`, torchvision's box overlap), each
+    side arithmetic on selections and Python numbers. None when anything else is in it."""
+    single = _selection(ctx, value)
+    if single is not None:
+        return [single]
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, ast.USub):
+        return _selections(ctx, value.operand)
+    if not (isinstance(value, ast.BinOp) and isinstance(value.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))):
+        return None
+    left_number, right_number = _is_number(ctx, value.left), _is_number(ctx, value.right)
+    if left_number or right_number:
+        return None if left_number and right_number else _selections(ctx, value.right if left_number else value.left)
+    left, right = _selections(ctx, value.left), _selections(ctx, value.right)
+    return left + right if left is not None and right is not None else None
+
+
+def _divides_by_selection(value: ast.expr) -> bool:
+    """A division whose divisor reads a selection (`n / x[m]`, `a[m] / b[m]`): at an unselected
+    element it may divide by 0."""
+    return any(
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and any(isinstance(n, ast.Subscript) for n in ast.walk(node.right))
+        for node in ast.walk(value)
+    )
+
+
+def _render_fenced(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctionDef, value: ast.expr, selections: list[ast.Subscript]) -> str:
+    """`value`'s source with each `src[mask]` replaced by `torch.where(mask, src, src.detach())`:
+    the same values, computed on every element, and a gradient that reaches `src` only where the
+    mask holds. At an unselected element a product or quotient of several tensors may be inf or
+    NaN (`0 * inf` in its backward); the unselected part of the result is dropped and the where's
+    backward selects (it does not multiply), so no NaN reaches any input's gradient."""
+    torch = ctx.torch_name()
+    whole = ctx.cst_node(function, value, cst.BaseExpression)  # type: ignore[type-abstract]
+    fences: dict[cst.CSTNode, cst.BaseExpression] = {}
+    for selection in selections:
+        inner = ctx.cst_node(function, selection, cst.Subscript)
+        assert isinstance(inner, cst.Subscript)
+        source = ctx.render(function, inner.value)
+        fences[inner] = cst.parse_expression(f"{torch}.where({ctx.code(selection.slice)}, {source}, {ctx.atom(selection.value)}.detach())")
+    fenced = whole.visit(_Replace(fences))
+    assert isinstance(fenced, cst.BaseExpression)
+    return ctx.render(function, fenced)
+
+
+class _Replace(cst.CSTTransformer):
+    """Replaces nodes by identity, all in one pass (`deep_replace` rebuilds the tree each time,
+    so the nodes of a second replacement are no longer in it)."""
+
+    def __init__(self, replacements: dict[cst.CSTNode, cst.BaseExpression]) -> None:
+        self.replacements = replacements
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        return self.replacements.get(original_node, updated_node)
 
 
 def _is_number(ctx: FixContext, node: ast.expr) -> bool:
