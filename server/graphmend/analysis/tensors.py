@@ -472,6 +472,8 @@ class Evaluator:
         kinds = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return Kind.PY
+        if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops) and any(_is_text(o) for o in [node.left, *node.comparators]):
+            return Kind.PY  # `normalize_type == "per_feature"`: a tensor is never equal to a str (False, not a tensor)
         eager_python = maybe_python(kinds)
         if eager_python is not None:
             return eager_python  # `random.uniform(0, 1) < p`: a Python bool when run eagerly
@@ -810,6 +812,11 @@ _DISPATCH: dict[type, Callable[[Evaluator, Any], Kind]] = {  # each handler take
 # Kind arithmetic, shared by the evaluator and the rules.
 # ---------------------------------------------------------------------------------------------
 _BOOL_PRESERVING_OPS = (ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def _is_text(node: ast.expr) -> bool:
+    """A str or bytes literal, or an f-string."""
+    return isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)))
 
 
 def binop_kind(left: Kind, right: Kind, op: ast.operator) -> Kind:
