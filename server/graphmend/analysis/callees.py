@@ -21,11 +21,13 @@ Callee = tuple[ast.FunctionDef, ClassInfo | None, bool]
 class CalleeResolver:
     """Resolves calls for one walked function; owned by its walker, reading its evaluator."""
 
-    def __init__(self, evaluator: Evaluator) -> None:
+    def __init__(self, evaluator: Evaluator, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None = None) -> None:
         self.evaluator = evaluator
         self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
         # local display of instances -> their classes, and whether iterating it gives them (not a dict)
         self.container_classes: dict[str, tuple[tuple[str, ...], bool]] = {}
+        self.function = function
+        self._function_aliases: dict[str, tuple[str, ...]] | None = None
 
     def callees(self, call: ast.Call) -> list[Callee]:
         """The same-file functions a call may run (several for a ModuleList of mixed layers)."""
@@ -71,15 +73,32 @@ class CalleeResolver:
                     if method is not None:
                         found.append((method, index.owner.get(id(method)), not _is_staticmethod(method)))
                 return found
+        if isinstance(func, ast.Name) and func.id in self.evaluator.env and func.id not in self.evaluator.local_imports:
+            chosen = self.function_aliases().get(func.id, ())
+            if len(chosen) > 1:
+                return [(self.evaluator.index.functions[name], None, False) for name in chosen]  # spline_fn(...)
         single = self._callee(call)
         return [single] if single is not None else []
+
+    def function_aliases(self) -> dict[str, tuple[str, ...]]:
+        """Locals every binding of which is a module-level function of the file, or a choice of
+        two (`spline_fn = rational_quadratic_spline` in one branch and
+        `spline_fn = unconstrained_rational_quadratic_spline` in the other, nflows' spline CDF;
+        `fn = a if flag else b`): calling the local runs one of them. A parameter, a loop target
+        or any other binding (`with ... as`, `del`, an augmented assignment) rules the local out."""
+        if self._function_aliases is None:
+            self._function_aliases = _function_aliases(self.function, self.evaluator.index.functions) if self.function is not None else {}
+        return self._function_aliases
 
     def _callee(self, call: ast.Call) -> Callee | None:
         func = call.func
         index = self.evaluator.index
         if isinstance(func, ast.Name):
-            if func.id in self.evaluator.env or func.id in self.evaluator.local_imports:
+            if func.id in self.evaluator.local_imports:
                 return None
+            if func.id in self.evaluator.env:
+                chosen = self.function_aliases().get(func.id, ())
+                return (index.functions[chosen[0]], None, False) if len(chosen) == 1 else None
             function = index.functions.get(func.id)
             if function is not None:
                 return function, None, False
@@ -227,6 +246,62 @@ class CalleeResolver:
     def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:
         classes = self.evaluator.index.classes
         return [classes[name] for name in names if name in classes]
+
+
+def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) -> dict[str, tuple[str, ...]]:
+    """See CalleeResolver.function_aliases."""
+    assignments: list[ast.Assign] = []
+    stored: set[str] = set()  # every name the function binds, by any statement
+    plain_targets: set[int] = set()
+    ruled_out: set[str] = set()
+    if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        arguments = function.args
+        ruled_out.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg] if a)
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            ruled_out.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            ruled_out.update(node.names)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            assignments.append(node)
+            plain_targets.add(id(node.targets[0]))
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stored.add(node.id)
+            if id(node) not in plain_targets:
+                ruled_out.add(node.id)  # a loop target, an unpacking, `with ... as`, `del`, `+=`
+    chosen: dict[str, list[str]] = {}
+    for assignment in assignments:
+        target = assignment.targets[0]
+        assert isinstance(target, ast.Name)
+        names = _function_names(assignment.value, functions, stored)
+        if names is None:
+            ruled_out.add(target.id)
+        else:
+            chosen.setdefault(target.id, []).extend(names)
+    return {name: tuple(dict.fromkeys(found)) for name, found in chosen.items() if name not in ruled_out}
+
+
+def _function_names(value: ast.expr, functions: dict[str, ast.FunctionDef], stored: set[str]) -> list[str] | None:
+    """The module-level functions `value` names (`f`, or `f if c else g`), or None."""
+    if isinstance(value, ast.Name) and value.id in functions and value.id not in stored:
+        return [value.id]
+    if isinstance(value, ast.IfExp):
+        body, orelse = _function_names(value.body, functions, stored), _function_names(value.orelse, functions, stored)
+        return body + orelse if body is not None and orelse is not None else None
+    return None
+
+
+def _own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of `function` outside the functions, lambdas and classes nested in it (their
+    names are bound here; their bodies are other scopes)."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _is_staticmethod(function: ast.FunctionDef) -> bool:

@@ -92,7 +92,7 @@ class FunctionWalker:
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
-        self.callees = CalleeResolver(self.evaluator)
+        self.callees = CalleeResolver(self.evaluator, function)
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
     # -- entry point ---------------------------------------------------------------------------
@@ -685,6 +685,7 @@ class FunctionWalker:
         if bound:
             params = params[1:]
         kinds = _argument_kinds(params, call, arg_kinds, kw_kinds)
+        kinds.update({name: Kind.NONE for name in _defaulted_to_none(function, params, call)})
         displays: set[str] = set()
         for param, arg, kind in zip(params, call.args, arg_kinds):
             if isinstance(arg, ast.Starred):
@@ -1112,6 +1113,23 @@ def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind]
             kinds[param.arg] = kind
     kinds.update({name: kind for name, kind in kw_kinds.items() if kind is not Kind.UNKNOWN and name != "**"})
     return kinds
+
+
+def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> list[str]:
+    """The parameters `call` leaves at a default of None (timm's `rand_bbox(img_shape, lam,
+    count=None)` called without a count): None where it runs. Nothing when the call unpacks
+    `*args` or `**kwargs`, which may pass any of them."""
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return []
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults) :], arguments.defaults))
+    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
+    passed = {p.arg for p in params[: len(call.args)]} | {k.arg for k in call.keywords if k.arg}
+    return [
+        name for name, default in defaults.items()
+        if name not in passed and isinstance(default, ast.Constant) and default.value is None and name in {p.arg for p in [*params, *arguments.kwonlyargs]}
+    ]
 
 
 def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ListComp | ast.SetComp | ast.DictComp]:

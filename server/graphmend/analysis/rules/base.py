@@ -195,7 +195,7 @@ class CallTableRule(Rule):
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Call)
         target = ctx.qualname(node.func) or ""
-        if target in self.sized and _given_size(node, self.sized[target]):
+        if target in self.sized and _given_size(node, self.sized[target], ctx):
             return
         ctx.report(self, node, target=target)
 
@@ -211,13 +211,16 @@ class CallTableRule(Rule):
         return self.breaks + generated, self.ok
 
 
-def _given_size(call: ast.Call, position: int) -> bool:
+def _given_size(call: ast.Call, position: int, ctx: RuleContext) -> bool:
     """Whether `call` passes an output size: a `size=` keyword other than None, or a positional
-    argument at `position` or after it (`rand(4)`, `rand(*shape)`, `uniform(0, 1, 4)`)."""
+    argument at `position` or after it (`rand(4)`, `rand(*shape)`, `uniform(0, 1, 4)`). A size
+    known to be None where the call runs (timm's `rand_bbox(img_shape, lam, count=None)` passing
+    `size=count`, called without a count) draws one number, as no size does."""
     for keyword in call.keywords:
         if keyword.arg == "size":
-            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None)
-    return len(call.args) > position or any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
+            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None) and ctx.kind(keyword.value) is not Kind.NONE
+    sized = len(call.args) > position or any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
+    return sized and not (len(call.args) > position and not isinstance(call.args[position], ast.Starred) and ctx.kind(call.args[position]) is Kind.NONE)
 
 
 def receiver(node: ast.Call) -> ast.expr | None:
