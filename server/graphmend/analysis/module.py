@@ -70,6 +70,7 @@ class ModuleAnalysis:
         self._seen: set[tuple[str, int, int, int, int]] = set()
         self._queue: deque[_Work] = deque()
         self._pending: dict[int, _Work] = {}
+        self._asserted_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see asserted_tensor_params
         self._done: set[int] = set()
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
@@ -133,6 +134,28 @@ class ModuleAnalysis:
         once every walk is done, the caller learns it (FunctionWalker.add_callee_cause)."""
         if id(call) in self._eager_sites:
             self._eager_calls.setdefault(id(call), call)
+
+    def asserted_tensor_params(self, function: ast.FunctionDef) -> frozenset[str]:
+        """The parameters `function` asserts are tensors at the top level of its body
+        (`assert isinstance(timelike, torch.Tensor), msg`): a call that returns passed tensors."""
+        key = id(function)
+        found = self._asserted_params.get(key)
+        if found is None:
+            names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+            found = frozenset(
+                test.args[0].id
+                for statement in function.body
+                if isinstance(statement, ast.Assert)
+                and isinstance(test := statement.test, ast.Call)
+                and isinstance(test.func, ast.Name)
+                and test.func.id == "isinstance"
+                and len(test.args) == 2
+                and isinstance(test.args[0], ast.Name)
+                and test.args[0].id in names
+                and self.index.qualname(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter")
+            )
+            self._asserted_params[key] = found
+        return found
 
     def enqueue(
         self,

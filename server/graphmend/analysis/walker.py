@@ -671,6 +671,28 @@ class FunctionWalker:
             return
         for function, cls, bound in self.callees.callees(call):
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
+            self._narrow_checked_arguments(call, function, bound)
+
+    def _narrow_checked_arguments(self, call: ast.Call, function: ast.FunctionDef, bound: bool) -> None:
+        """After `_check_timelike("t", t, True)`, whose body asserts `isinstance(timelike,
+        torch.Tensor)` (torchdiffeq's input checks), the local `t` holds a tensor: the call returns
+        only if it does. Only names whose kind is not known yet are narrowed."""
+        asserted = self.module.asserted_tensor_params(function)
+        if not asserted:
+            return
+        params = function.args.posonlyargs + function.args.args
+        if bound:
+            params = params[1:]
+        passed: dict[str, ast.expr] = {}
+        for param, arg in zip(params, call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            passed[param.arg] = arg
+        passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+        for name in asserted:
+            arg: ast.expr | None = passed.get(name)
+            if isinstance(arg, ast.Name) and self.evaluator.env.get(arg.id, Kind.UNKNOWN) is Kind.UNKNOWN:
+                self.evaluator.env[arg.id] = Kind.TENSOR
 
     def _enqueue_callee(
         self,
