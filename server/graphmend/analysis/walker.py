@@ -690,9 +690,9 @@ class FunctionWalker:
             passed[param.arg] = arg
         passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
         for name in asserted:
-            arg: ast.expr | None = passed.get(name)
-            if isinstance(arg, ast.Name) and self.evaluator.env.get(arg.id, Kind.UNKNOWN) is Kind.UNKNOWN:
-                self.evaluator.env[arg.id] = Kind.TENSOR
+            given = passed.get(name)
+            if isinstance(given, ast.Name) and self.evaluator.env.get(given.id, Kind.UNKNOWN) is Kind.UNKNOWN:
+                self.evaluator.env[given.id] = Kind.TENSOR
 
     def _enqueue_callee(
         self,
