@@ -220,6 +220,65 @@ def test_a_chained_condition_of_several_values_still_raises_as_the_original_did(
     assert len(set(messages)) == 1 and "ambiguous" in messages[0]
 
 
+def test_a_chained_condition_on_python_numbers_runs_the_original_branch(tmp_path: Path) -> None:
+    """`sigmas` may be a list of floats: both links are then Python bools, which the joined
+    condition must take (`&`, not `torch.logical_and`) for the one-value check to reject them."""
+    (original, rewritten), _ = _pair(tmp_path, CHAINED_SOURCE, "_graphmend_one_value(condition)")
+    for sigma in (2.0, 9.0):
+        args = (torch.randn(3), sigma, 0.5, 5.0)
+        for run in (rewritten, torch.compile(rewritten, backend="eager")):
+            torch._dynamo.reset()
+            assert torch.equal(run(*args), original(*args))
+
+
+def test_a_chained_bound_of_unknown_type_is_not_compared_on_every_path() -> None:
+    """Python compares `sigma <= s_tmax` only where `s_tmin <= sigma` holds; `s_tmax=None` ("no
+    upper bound") would raise if the link were computed on every path."""
+    source = CHAINED_SOURCE.replace("s_tmin: float, s_tmax: float", "s_tmin=0.0, s_tmax=float('inf')")
+    result = fix_source(source, "chained.py")
+    assert not result.applied and any(d.key == "chained-not-scalar" and "not known to be a number" in d.reason for d in result.declined)
+
+
+BROADCAST_SOURCE = '''import torch
+
+
+@torch.compile
+def f(sample, noise, sigma_hat):
+    keep = sample > 0
+    base = sample * 2.0
+    if sigma_hat > 1:
+        sample = (1 - keep) * noise * sigma_hat + base
+    return sample
+'''
+
+
+def test_every_operand_of_one_shape_is_checked(tmp_path: Path) -> None:
+    """`keep` and `base` have the shape of `sample`; `keep` is bool, and `1 - keep` raises. Each
+    name is in the broadcast check, which rejects the bool: where the branch is not taken, the
+    original returns `sample` (it never computed the value)."""
+    (original, rewritten), _ = _pair(tmp_path, BROADCAST_SOURCE, "_graphmend_broadcast_free(")
+    args = (torch.randn(3), torch.randn(3), torch.tensor(0.5))
+    assert "keep" in fix_source(BROADCAST_SOURCE, "b.py").fixed.split("_graphmend_broadcast_free(")[-1].split(")")[0]
+    for run in (rewritten, torch.compile(rewritten, backend="eager")):
+        torch._dynamo.reset()
+        assert torch.equal(run(*args), original(*args))
+
+
+def test_complex_products_through_a_mask_keep_the_original_assignment(tmp_path: Path) -> None:
+    """Eager CPU rounds a complex product differently at different positions of a tensor, so a
+    where over the whole tensors would not write the bits `x[m] * y[m]` writes."""
+    source = (
+        "import torch\n\n\n@torch.compile\ndef f(out, x, y, mask):\n    out = out.clone()\n"
+        "    out[mask] = x[mask] * y[mask]\n    return out\n"
+    )
+    (original, rewritten), paths = _pair(tmp_path, source, "_graphmend_mask_selects_alike(mask, out, x, y")
+    torch.manual_seed(0)
+    x, y = torch.randn(37, dtype=torch.complex64), torch.randn(37, dtype=torch.complex64)
+    args = (torch.zeros(37, dtype=torch.complex64), x, y, torch.rand(37) > 0.3)
+    assert torch.equal(rewritten(*args), original(*args))
+    assert run_compiled(rewritten, [args], str(paths[1])).break_sites, "complex operands take the original assignment, which breaks"
+
+
 MASKED_ASSIGN_SOURCE = '''import torch
 
 

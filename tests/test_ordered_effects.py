@@ -91,6 +91,20 @@ def test_values_the_schema_does_not_admit_run_the_original_code(tmp_path: Path) 
     assert compiled.observations[0].error is None
 
 
+def test_a_list_passed_for_a_value_runs_the_original_code(tmp_path: Path) -> None:
+    """A moved call's argument the op cannot take as a value (botorch's `ignore_dims=[0, 1]`): the
+    function is called itself, with the list. Passing the list's text instead made
+    `set(ignore_dims)` a set of characters, and a warning came where the original gave none."""
+    source = (FIXTURES / "check_helper_grad_mode.in.py").read_text(encoding="utf-8")
+    module, path = _fixed_module(tmp_path, source)
+    fn = callable_of(module)
+    cases = [(torch.rand(4, 3) - 0.5, [0, 1, 2]), (torch.rand(4, 3) - 0.5, [1]), (torch.rand(4, 3) - 0.5, None)]
+    expected = [observe(fn, args).warnings for args in cases]
+    assert expected == [[], [("UserWarning", "Data is not contained to the unit cube.")]] * 1 + [[("UserWarning", "Data is not contained to the unit cube.")]] or expected[0] == []
+    compiled = run_compiled(fn, cases, str(path))
+    assert [o.warnings for o in compiled.observations] == expected
+
+
 def test_without_ordered_custom_ops_the_helper_keeps_the_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On a torch without `register_effect`, the moved code is a plain function: same behaviour,
     the break stays (an op without its effect could be dropped as dead code)."""

@@ -400,13 +400,17 @@ def _bind_query_wrappers(index: ModuleIndex, statements: list[ast.stmt]) -> None
     `try`. The fallback is for a torch without the function; torch 2.13 has it. So
     `if not is_compiling(): KORNIA_CHECK(...)` is dead code under compile, as it would be with
     torch's own spelling. Other modules importing the name see it through `imported_bindings`."""
+    bound_once = _bound_once(statements)  # a name bound again later holds what the last binding gave
     for stmt in statements:  # `_torch_is_compiling = getattr(torch.compiler, "is_compiling", None) or ...`
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id not in index.imports:
+        if (
+            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and stmt.targets[0].id not in index.imports and stmt.targets[0].id in bound_once
+        ):
             denoted = _denoted_query(index, stmt.value)
             if denoted is not None:
                 index.imports[stmt.targets[0].id] = denoted
     for stmt in statements:
-        if not isinstance(stmt, ast.FunctionDef) or stmt.name in index.imports:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name in index.imports or stmt.name not in bound_once:
             continue
         if any(index.qualname(d) not in INERT_DECORATORS for d in stmt.decorator_list):
             continue
@@ -419,6 +423,25 @@ def _bind_query_wrappers(index: ModuleIndex, statements: list[ast.stmt]) -> None
             if query is not None:
                 index.imports[stmt.name] = query
                 index.query_wrappers[stmt.name] = query
+
+
+def _bound_once(statements: list[ast.stmt]) -> set[str]:
+    """The names the module's top level binds exactly once (by def, class, import or assignment)."""
+    counts: dict[str, int] = {}
+    for stmt in statements:
+        names: list[str] = []
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [stmt.name]
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            names = [local for local, _ in _import_bindings(stmt)]
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            names = [bound for target in targets for bound in bound_names(target)]
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+            names = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return {name for name, count in counts.items() if count == 1}
 
 
 def _denoted_query(index: ModuleIndex, value: ast.expr) -> str | None:

@@ -44,7 +44,10 @@ _PROCESS_QUERIES = frozenset(
 # Decorators after which a call still runs the function's body the same way, or not at all: a
 # cache of a function that returns None (`log_once`) decides the same at run time in the op.
 _CACHES = frozenset({"functools.lru_cache", "functools.cache"})
-_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.For, ast.Raise, ast.Assert, ast.Return, ast.Pass)
+_STATEMENTS = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign, ast.If, ast.For, ast.Raise, ast.Assert, ast.Return, ast.Pass, ast.With)
+# Context managers that only set autograd's mode for their block: inside the op the block runs
+# the same way (the op's own call already runs without recording a graph).
+_GRAD_MODES = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled", "torch.autograd.no_grad"})
 
 
 def is_check_like(function: ast.AST) -> bool:
@@ -65,6 +68,8 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
             continue
         if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             return f"`{function.name}` defines a function or class inside"
+        if isinstance(node, ast.With) and _grad_mode_only(ctx, node):
+            continue  # `with torch.no_grad():` (botorch's input checks): the same inside the op
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal, ast.Try, ast.With, ast.While)):
             return f"`{function.name}` uses `{type(node).__name__.lower()}`"
         if isinstance(node, ast.stmt) and not isinstance(node, _STATEMENTS) and node is not function:
@@ -80,6 +85,14 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
             if reason is not None:
                 return reason
     return None
+
+
+def _grad_mode_only(ctx: FixContext, statement: ast.With) -> bool:
+    """`with torch.no_grad():` (and the other grad modes), binding nothing."""
+    return all(
+        item.optional_vars is None and isinstance(item.context_expr, ast.Call) and ctx.qualname(item.context_expr.func) in _GRAD_MODES
+        for item in statement.items
+    )
 
 
 def _is_cache(ctx: FixContext, decorator: ast.expr) -> bool:
@@ -101,7 +114,13 @@ def _caller_frame_reason(ctx: FixContext, call: ast.Call, depth: int) -> str | N
             value = keyword.value
             if keyword.arg != "stacklevel" or not (isinstance(value, ast.Constant) and type(value.value) is int):
                 return f"`{ctx.excerpt(call, 40)}` reads the caller's frame or the exception being handled (`{keyword.arg}=`)"
-            if value.value > depth + 1:
+            # A warning one frame further out names the function the moved call now sits in: the
+            # module-level function GraphMend writes for it, in the same module (same file, module
+            # name and warning registry), with a line of its own per moved call, where the original
+            # named the compiled function's line of that call. A log record would also carry that
+            # function's name (`funcName`), which differs.
+            reach = depth + 2 if ctx.qualname(call.func) == "warnings.warn" else depth + 1
+            if value.value > reach:
                 return f"`{ctx.excerpt(call, 40)}` names a caller outside the moved call (`stacklevel={value.value}`), which would be the op"
     if ctx.qualname(call.func) == "warnings.warn" and len(call.args) > 2:
         return f"`{ctx.excerpt(call, 40)}` passes its stacklevel by position"

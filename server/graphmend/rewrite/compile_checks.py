@@ -135,7 +135,8 @@ def {name}(mask, *values, arithmetic=""):
     `out[mask] = src[mask]` is `out.copy_(torch.where(mask, src, out))` and `x[mask].sum()` is
     `torch.where(mask, x, 0).sum()`. With `arithmetic` ("integer": `+ - *` by ints, "floating":
     also floats and `/`), the dtype must be one such arithmetic keeps (not bool; floating), so the
-    value written has `out`'s dtype. The first value (`out`) must not be expanded (a stride of 0 over
+    value written has `out`'s dtype; not complex, whose products eager CPU rounds differently at
+    different positions of a tensor. The first value (`out`) must not be expanded (a stride of 0 over
     more than one element): `out[mask] = ...` writes through it, `out.copy_(...)` refuses.
 
     Added by GraphMend: decided from dtypes and shapes only, so under torch.compile it is settled
@@ -148,7 +149,7 @@ def {name}(mask, *values, arithmetic=""):
         and all(isinstance(v, {torch}.Tensor) and v.dtype == dtype for v in values)
         and all(v.shape == mask.shape and v.device == mask.device for v in values)
         and all(stride != 0 or size <= 1 for stride, size in zip(values[0].stride(), values[0].shape))
-        and (arithmetic != "integer" or dtype != {torch}.bool)
+        and (arithmetic != "integer" or (dtype != {torch}.bool and not dtype.is_complex))
         and (arithmetic != "floating" or dtype.is_floating_point)
     )
 '''

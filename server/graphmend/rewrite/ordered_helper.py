@@ -122,7 +122,7 @@ def {helper}(fn):
             return fn(*args)
         arguments, number, tensors = list(args), 0, []
         for position, value in enumerate(args):  # decided while tracing, free afterwards
-            if position in texts and type(value) in (list, tuple, dict):
+            if position in texts and position not in values and type(value) in (list, tuple, dict):
                 text = text_of(value, tensors)
                 if text is None:
                     return fn(*args)  # a container the op could not take: call it (the break stays)

@@ -96,6 +96,14 @@ def chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, sign
             raise DeclineError(
                 "python-condition", f"part of the condition (`{ctx.excerpt(left, 20)} ... {ctx.excerpt(right, 20)}`) is a Python value mixed into tensor logic"
             )
+        if any_shape:
+            for operand in (left, right):
+                if operand not in tensors and not _number_operand(ctx, operand):
+                    raise DeclineError(
+                        "chained-not-scalar",
+                        f"`{ctx.excerpt(operand, 40)}` in the chained comparison is not known to be a number: Python compares it "
+                        "only when the link before holds, and computed on every path it could raise",
+                    )
         for operand in [] if any_shape else tensors:
             single = ctx.kind(operand) in SCALAR_KINDS or (
                 signatures is not None and signatures.of(operand).shape == SCALAR_SHAPE
@@ -106,10 +114,28 @@ def chained_comparison_text(ctx: FixContext, test: ast.Compare, torch: str, sign
                     f"`{ctx.excerpt(operand, 40)}` in the chained comparison is not known to be a single value (a reduction such as .any() or .sum())",
                 )
         links.append(f"{ctx.atom(left)} {_OPERATORS[type(op)]} {ctx.atom(right)}")
+    if any_shape:  # `&`: the links may be Python bools (a list's float), which the one-value check then rejects
+        return " & ".join(f"({link})" for link in links)
     result = links[0]
     for link in links[1:]:
         result = f"{torch}.logical_and({result}, {link})"
     return result
+
+
+def _number_operand(ctx: FixContext, node: ast.expr) -> bool:
+    """A number literal (or `float("inf")`), or a name or attribute of `self` known to hold a
+    Python int or float (`s_tmax: float`)."""
+    if is_small_int(node) or is_float_literal(node):
+        return True
+    if isinstance(node, ast.Call) and ctx.qualname(node.func) == "builtins.float" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant):
+        return True
+    function = ctx.function_of(node)
+    if function is None:
+        return False
+    if python_float_name(ctx, function, node):
+        return True
+    known = name_type(ctx, function, node.id) if isinstance(node, ast.Name) else None
+    return known is not None and not known.optional and known.name == "int"
 
 
 def whole_comparison(ctx: FixContext, node: ast.expr) -> tuple[str, list[ast.expr], list[ast.keyword]] | None:

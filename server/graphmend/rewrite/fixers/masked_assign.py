@@ -103,7 +103,8 @@ class MaskedAssignFixer:
         out, mask_text = ctx.atom(target.value), ctx.code(mask)
         fenced = len(selections) > 1 or _divides_by_selection(value)
         src = _render_fenced(ctx, function, value, selections) if fenced else _render_without_selection(ctx, function, value, selections[0])
-        selected = f"{out} {operator} {src}" if operator else src
+        grouped = f"({src})" if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)) else src
+        selected = f"{out} {operator} {grouped}" if operator else src  # `out[m] -= a[m] - b[m]` is `out - (a - b)`
         torch = ctx.torch_name()
         sources = list(dict.fromkeys(ctx.code(s.value) for s in selections))
         arguments = [mask_text, ctx.code(target.value), *sources] + ([f'arithmetic="{arithmetic}"'] if arithmetic else [])

@@ -452,7 +452,8 @@ def _casts_to_a_dtype(ctx: FixContext, call: ast.Call, signatures: Signatures) -
     argument = call.args[0]
     if isinstance(argument, ast.Call) and isinstance(argument.func, ast.Name) and argument.func.id == NUMBER_DTYPE:
         return True
-    return signatures.dtype_argument(argument) != UNKNOWN
+    dtype = signatures.dtype_argument(argument)
+    return dtype != UNKNOWN and dtype != ("const", "bool")  # `1 - t.to(torch.bool)` raises
 
 
 def _cannot_raise_on_shapes(
@@ -477,7 +478,8 @@ def _operands_to_match(
     one device and of one shape apart from one-element tensors, it cannot (`0.9 * ema + 0.1 * x`,
     `x + noise * (sigma_hat**2 - sigma**2) ** 0.5` with 0-d sigmas). None where something else
     could raise."""
-    shapes = _operand_shapes(ctx, value, signatures, evaluated, single)
+    names: list[str] = []
+    shapes = _operand_shapes(ctx, value, signatures, evaluated, single, names)
     if shapes is None:
         return None
     for node in ast.walk(value):
@@ -487,7 +489,7 @@ def _operands_to_match(
             return None
         if isinstance(node, ast.Name) and ctx.kind(node) is Kind.PY and _parameter_without_number_annotation(ctx, node):
             return None  # a Python number only by its default: a caller may pass a tensor of any shape
-    return tuple(shapes.values())
+    return tuple(dict.fromkeys(names))  # every one checked: two names of one shape may differ in dtype
 
 
 def _parameter_without_number_annotation(ctx: FixContext, name: ast.Name) -> bool:
@@ -505,11 +507,17 @@ def _parameter_without_number_annotation(ctx: FixContext, name: ast.Name) -> boo
 
 
 def _operand_shapes(
-    ctx: FixContext, value: ast.expr, signatures: Signatures, evaluated: frozenset[str] = frozenset(), single: frozenset[str] = frozenset()
+    ctx: FixContext,
+    value: ast.expr,
+    signatures: Signatures,
+    evaluated: frozenset[str] = frozenset(),
+    single: frozenset[str] = frozenset(),
+    names: list[str] | None = None,
 ) -> dict[object, str] | None:
     """`value`'s tensor operands' shapes (a name of unknown shape stands for its own), in order,
     each with the name that has it, or None where computing it could raise whatever the shapes
-    (see `_cannot_raise_on_shapes`)."""
+    (see `_cannot_raise_on_shapes`). `names` receives every name that may hold a tensor, those of
+    one shape and those of one element included."""
     tensors: dict[object, str] = {}  # the shapes of names that may hold tensors (a name stands for its own)
     pending: list[ast.AST] = [value]
     while pending:
@@ -531,6 +539,10 @@ def _operand_shapes(
         if isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Constant, ast.operator, ast.unaryop, ast.expr_context, ast.keyword)):
             continue
         if isinstance(node, ast.Name):
+            if names is not None and ctx.kind(node) not in (Kind.PY, Kind.NONE) and ctx.qualname(node) != "torch" and not (
+                isinstance(ctx.parent(node), ast.Call) and ctx.parent(node).func is node  # type: ignore[union-attr]
+            ):
+                names.append(node.id)
             if node.id in single:
                 continue  # one element: broadcasts with anything
             caller = ctx.parent(node)
