@@ -269,7 +269,11 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
             stored.add(node.id)
             if id(node) not in plain_targets:
                 ruled_out.add(node.id)  # a loop target, an unpacking, `with ... as`, `del`, `+=`
+    for node in ast.walk(function):  # `nonlocal fn` in a nested function rebinds it from there
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            ruled_out.update(node.names)
     chosen: dict[str, list[str]] = {}
+    bindings: dict[str, list[ast.Assign]] = {}
     for assignment in assignments:
         target = assignment.targets[0]
         assert isinstance(target, ast.Name)
@@ -278,7 +282,37 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
             ruled_out.add(target.id)
         else:
             chosen.setdefault(target.id, []).extend(names)
-    return {name: tuple(dict.fromkeys(found)) for name, found in chosen.items() if name not in ruled_out}
+            bindings.setdefault(target.id, []).append(assignment)
+    parents = {id(child): node for node in _own_nodes(function) for child in ast.iter_child_nodes(node)}
+    parents.update({id(child): function for child in ast.iter_child_nodes(function)})
+    return {
+        name: tuple(dict.fromkeys(found))
+        for name, found in chosen.items()
+        if name not in ruled_out and _exclusive(bindings[name], parents)
+    }
+
+
+def _exclusive(assignments: list[ast.Assign], parents: dict[int, ast.AST]) -> bool:
+    """One binding, or bindings each in its own arm of `if` statements, so that no path runs two
+    of them (`fn = a; fn = b` calls only `b`): every pair meets first at an `if`, one in its body,
+    the other in its `else`."""
+    def chain(node: ast.AST) -> list[ast.AST]:
+        found = [node]
+        while id(found[-1]) in parents:
+            found.append(parents[id(found[-1])])
+        return found
+
+    chains = [chain(a) for a in assignments]
+    for i, first in enumerate(chains):
+        for second in chains[i + 1 :]:
+            ids = {id(n) for n in second}
+            meet = next((n for n in first if id(n) in ids), None)
+            if not isinstance(meet, ast.If):
+                return False
+            in_body = [any(n is b for b in meet.body) for n in (first[first.index(meet) - 1], second[[id(x) for x in second].index(id(meet)) - 1])]
+            if in_body[0] == in_body[1]:
+                return False
+    return True
 
 
 def _function_names(value: ast.expr, functions: dict[str, ast.FunctionDef], stored: set[str]) -> list[str] | None:

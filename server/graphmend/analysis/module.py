@@ -136,15 +136,23 @@ class ModuleAnalysis:
             self._eager_calls.setdefault(id(call), call)
 
     def asserted_tensor_params(self, function: ast.FunctionDef) -> frozenset[str]:
-        """The parameters `function` asserts are tensors at the top level of its body
-        (`assert isinstance(timelike, torch.Tensor), msg`): a call that returns passed tensors."""
+        """The parameters `function` asserts are tensors in the asserts that open its body
+        (`assert isinstance(timelike, torch.Tensor), msg`, after the docstring at most): a call
+        that returns passed tensors. An assert after other code may test a name that code rebound."""
         key = id(function)
         found = self._asserted_params.get(key)
         if found is None:
             names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+            leading = []  # the asserts that open the body: nothing before them can rebind or return
+            for statement in function.body:
+                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
+                    continue
+                if not isinstance(statement, ast.Assert):
+                    break
+                leading.append(statement)
             found = frozenset(
                 test.args[0].id
-                for statement in function.body
+                for statement in leading
                 if isinstance(statement, ast.Assert)
                 and isinstance(test := statement.test, ast.Call)
                 and isinstance(test.func, ast.Name)

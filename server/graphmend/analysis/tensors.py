@@ -472,7 +472,7 @@ class Evaluator:
         kinds = [self.visit(node.left)] + [self.visit(c) for c in node.comparators]
         if all(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             return Kind.PY
-        if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops) and any(_is_text(o) for o in [node.left, *node.comparators]):
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)) and any(_is_text(o) for o in [node.left, *node.comparators]):
             return Kind.PY  # `normalize_type == "per_feature"`: a tensor is never equal to a str (False, not a tensor)
         eager_python = maybe_python(kinds)
         if eager_python is not None:

@@ -93,6 +93,7 @@ class FunctionWalker:
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
         self.callees = CalleeResolver(self.evaluator, function)
+        self._current_statement: ast.stmt | None = None  # the statement walk_body is at
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
     # -- entry point ---------------------------------------------------------------------------
@@ -669,30 +670,37 @@ class FunctionWalker:
                 self._eager_causes.append((call, self._arms_here()))
                 self._call_causes.add(id(call))
             return
-        for function, cls, bound in self.callees.callees(call):
+        callees = self.callees.callees(call)
+        for function, cls, bound in callees:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
-            self._narrow_checked_arguments(call, function, bound)
+        self._narrow_checked_arguments(call, callees)
 
-    def _narrow_checked_arguments(self, call: ast.Call, function: ast.FunctionDef, bound: bool) -> None:
-        """After `_check_timelike("t", t, True)`, whose body asserts `isinstance(timelike,
-        torch.Tensor)` (torchdiffeq's input checks), the local `t` holds a tensor: the call returns
-        only if it does. Only names whose kind is not known yet are narrowed."""
-        asserted = self.module.asserted_tensor_params(function)
-        if not asserted:
+    def _narrow_checked_arguments(self, call: ast.Call, callees: list[tuple[ast.FunctionDef, ClassInfo | None, bool]]) -> None:
+        """After `_check_timelike("t", t, True)`, whose body opens by asserting
+        `isinstance(timelike, torch.Tensor)` (torchdiffeq's input checks), the local `t` holds a
+        tensor: the call returns only if it does. Only a call that is a statement of its own
+        narrows (not one an `and` may skip), only a name every function the call may run asserts
+        on, and only names whose kind is not known yet."""
+        current = self._current_statement
+        if not callees or not (isinstance(current, ast.Expr) and current.value is call):
             return
-        params = function.args.posonlyargs + function.args.args
-        if bound:
-            params = params[1:]
-        passed: dict[str, ast.expr] = {}
-        for param, arg in zip(params, call.args):
-            if isinstance(arg, ast.Starred):
-                break
-            passed[param.arg] = arg
-        passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
-        for name in asserted:
-            given = passed.get(name)
-            if isinstance(given, ast.Name) and self.evaluator.env.get(given.id, Kind.UNKNOWN) is Kind.UNKNOWN:
-                self.evaluator.env[given.id] = Kind.TENSOR
+        narrowed: set[str] | None = None
+        for function, _cls, bound in callees:
+            asserted = self.module.asserted_tensor_params(function)
+            params = function.args.posonlyargs + function.args.args
+            if bound:
+                params = params[1:]
+            passed: dict[str, ast.expr] = {}
+            for param, arg in zip(params, call.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                passed[param.arg] = arg
+            passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+            names = {given.id for name in asserted if isinstance(given := passed.get(name), ast.Name)}
+            narrowed = names if narrowed is None else narrowed & names
+        for name in narrowed or ():
+            if self.evaluator.env.get(name, Kind.UNKNOWN) is Kind.UNKNOWN:
+                self.evaluator.env[name] = Kind.TENSOR
 
     def _enqueue_callee(
         self,
@@ -753,6 +761,7 @@ class FunctionWalker:
     def walk_body(self, body: list[ast.stmt]) -> bool:
         """Walk a block; True when it always ends in return/raise/break/continue."""
         for stmt in body:
+            self._current_statement = stmt
             handler = _STATEMENTS.get(type(stmt))
             dead, amplifiers = self.evaluator.dead, len(self.amplifiers)
             try:
@@ -1143,6 +1152,9 @@ def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: a
     `*args` or `**kwargs`, which may pass any of them."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return []
+    if any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list):
+        return []  # a decorator may supply the argument (`kwargs.setdefault("count", 2)`)
+    rebound = {name for node in ast.walk(function) if isinstance(node, ast.Nonlocal) for name in node.names}
     arguments = function.args
     positional = arguments.posonlyargs + arguments.args
     defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults) :], arguments.defaults))
@@ -1150,7 +1162,8 @@ def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: a
     passed = {p.arg for p in params[: len(call.args)]} | {k.arg for k in call.keywords if k.arg}
     return [
         name for name, default in defaults.items()
-        if name not in passed and isinstance(default, ast.Constant) and default.value is None and name in {p.arg for p in [*params, *arguments.kwonlyargs]}
+        if name not in passed and name not in rebound and isinstance(default, ast.Constant) and default.value is None
+        and name in {p.arg for p in [*params, *arguments.kwonlyargs]}
     ]
 
 
