@@ -9,6 +9,8 @@ to instances of in-file classes are remembered as the function is walked (`bind_
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 
 from .module_state import constructed_classes, instance_container
 from .symbols import ClassInfo
@@ -21,7 +23,13 @@ Callee = tuple[ast.FunctionDef, ClassInfo | None, bool]
 class CalleeResolver:
     """Resolves calls for one walked function; owned by its walker, reading its evaluator."""
 
-    def __init__(self, evaluator: Evaluator, function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None = None) -> None:
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | None = None,
+        text: Callable[[], str] | None = None,
+    ) -> None:
+        self._text = text  # the function's source, for a quick test before the walk of function_aliases
         self.evaluator = evaluator
         self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
         # local display of instances -> their classes, and whether iterating it gives them (not a dict)
@@ -87,7 +95,11 @@ class CalleeResolver:
         `fn = a if flag else b`): calling the local runs one of them. A parameter, a loop target
         or any other binding (`with ... as`, `del`, an augmented assignment) rules the local out."""
         if self._function_aliases is None:
-            self._function_aliases = _function_aliases(self.function, self.evaluator.index.functions) if self.function is not None else {}
+            functions = self.evaluator.index.functions
+            # most functions assign no module-level function to a name: say so from the text, without a walk
+            assigned = set(_ASSIGNED_NAME.findall(self._text())) if self._text is not None else set(functions)
+            wanted = any(name in functions for name in assigned)
+            self._function_aliases = _function_aliases(self.function, functions) if wanted and self.function is not None else {}
         return self._function_aliases
 
     def _callee(self, call: ast.Call) -> Callee | None:
@@ -246,6 +258,10 @@ class CalleeResolver:
     def _infos(self, names: tuple[str, ...]) -> list[ClassInfo]:
         classes = self.evaluator.index.classes
         return [classes[name] for name in names if name in classes]
+
+
+# `= name` at the end of a line or before `if` (`fn = a if flag else b`): a name assigned as a value
+_ASSIGNED_NAME = re.compile(r"(?<![=!<>])=\s*([A-Za-z_]\w*)\s*(?:$|if\b|#)", re.MULTILINE)
 
 
 def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) -> dict[str, tuple[str, ...]]:

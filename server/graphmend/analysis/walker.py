@@ -92,7 +92,7 @@ class FunctionWalker:
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
-        self.callees = CalleeResolver(self.evaluator, function)
+        self.callees = CalleeResolver(self.evaluator, function, lambda: module.source.text_of(function))
         self._current_statement: ast.stmt | None = None  # the statement walk_body is at
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
 
