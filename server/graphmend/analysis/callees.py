@@ -273,11 +273,10 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         arguments = function.args
         ruled_out.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg] if a)
-    for node in _own_nodes(function):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+    own = _own_nodes(function)
+    for node in own:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             ruled_out.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            ruled_out.update(node.names)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             assignments.append(node)
             plain_targets.add(id(node.targets[0]))
@@ -285,7 +284,7 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
             stored.add(node.id)
             if id(node) not in plain_targets:
                 ruled_out.add(node.id)  # a loop target, an unpacking, `with ... as`, `del`, `+=`
-    for node in ast.walk(function):  # `nonlocal fn` in a nested function rebinds it from there
+    for node in ast.walk(function):  # `global fn` here, or `nonlocal fn` in a nested function, rebinds it
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             ruled_out.update(node.names)
     chosen: dict[str, list[str]] = {}
@@ -299,7 +298,7 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
         else:
             chosen.setdefault(target.id, []).extend(names)
             bindings.setdefault(target.id, []).append(assignment)
-    parents = {id(child): node for node in _own_nodes(function) for child in ast.iter_child_nodes(node)}
+    parents = {id(child): node for node in own for child in ast.iter_child_nodes(node)}
     parents.update({id(child): function for child in ast.iter_child_nodes(function)})
     return {
         name: tuple(dict.fromkeys(found))
@@ -318,15 +317,17 @@ def _exclusive(assignments: list[ast.Assign], parents: dict[int, ast.AST]) -> bo
             found.append(parents[id(found[-1])])
         return found
 
+    def in_body(path: list[ast.AST], meet: ast.If) -> bool:
+        """Whether the step of `path` just below `meet` is a statement of its body (not its else)."""
+        below = path[next(i for i, n in enumerate(path) if n is meet) - 1]
+        return any(below is statement for statement in meet.body)
+
     chains = [chain(a) for a in assignments]
     for i, first in enumerate(chains):
         for second in chains[i + 1 :]:
             ids = {id(n) for n in second}
             meet = next((n for n in first if id(n) in ids), None)
-            if not isinstance(meet, ast.If):
-                return False
-            in_body = [any(n is b for b in meet.body) for n in (first[first.index(meet) - 1], second[[id(x) for x in second].index(id(meet)) - 1])]
-            if in_body[0] == in_body[1]:
+            if not isinstance(meet, ast.If) or in_body(first, meet) == in_body(second, meet):
                 return False
     return True
 

@@ -400,17 +400,21 @@ def _bind_query_wrappers(index: ModuleIndex, statements: list[ast.stmt]) -> None
     `try`. The fallback is for a torch without the function; torch 2.13 has it. So
     `if not is_compiling(): KORNIA_CHECK(...)` is dead code under compile, as it would be with
     torch's own spelling. Other modules importing the name see it through `imported_bindings`."""
-    bound_once = _bound_once(statements)  # a name bound again later holds what the last binding gave
+    bound_once: set[str] | None = None  # a name bound again later holds what the last binding gave
+
+    def once(name: str) -> bool:  # counted only in a module that has a candidate: most have none
+        nonlocal bound_once
+        if bound_once is None:
+            bound_once = _bound_once(statements)
+        return name in bound_once
+
     for stmt in statements:  # `_torch_is_compiling = getattr(torch.compiler, "is_compiling", None) or ...`
-        if (
-            isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-            and stmt.targets[0].id not in index.imports and stmt.targets[0].id in bound_once
-        ):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id not in index.imports:
             denoted = _denoted_query(index, stmt.value)
-            if denoted is not None:
+            if denoted is not None and once(stmt.targets[0].id):
                 index.imports[stmt.targets[0].id] = denoted
     for stmt in statements:
-        if not isinstance(stmt, ast.FunctionDef) or stmt.name in index.imports or stmt.name not in bound_once:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name in index.imports:
             continue
         if any(index.qualname(d) not in INERT_DECORATORS for d in stmt.decorator_list):
             continue
@@ -420,7 +424,7 @@ def _bind_query_wrappers(index: ModuleIndex, statements: list[ast.stmt]) -> None
         body = [b for b in stmt.body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) and isinstance(b.value.value, str))]
         if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
             query = _query_of(index, body[0].value)
-            if query is not None:
+            if query is not None and once(stmt.name):
                 index.imports[stmt.name] = query
                 index.query_wrappers[stmt.name] = query
 

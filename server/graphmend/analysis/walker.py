@@ -688,14 +688,7 @@ class FunctionWalker:
         for function, _cls, bound in callees:
             asserted = self.module.asserted_tensor_params(function)
             params = function.args.posonlyargs + function.args.args
-            if bound:
-                params = params[1:]
-            passed: dict[str, ast.expr] = {}
-            for param, arg in zip(params, call.args):
-                if isinstance(arg, ast.Starred):
-                    break
-                passed[param.arg] = arg
-            passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+            passed = _passed_arguments(params[1:] if bound else params, call)
             names = {given.id for name in asserted if isinstance(given := passed.get(name), ast.Name)}
             narrowed = names if narrowed is None else narrowed & names
         for name in narrowed or ():
@@ -1146,25 +1139,41 @@ def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind]
     return kinds
 
 
+def _passed_arguments(params: list[ast.arg], call: ast.Call) -> dict[str, ast.expr]:
+    """The expression `call` passes for each parameter of `params` (a bound method's without
+    `self`): positional arguments up to the first `*args`, then keywords."""
+    passed: dict[str, ast.expr] = {}
+    for param, arg in zip(params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        passed[param.arg] = arg
+    passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    return passed
+
+
 def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> list[str]:
     """The parameters `call` leaves at a default of None (timm's `rand_bbox(img_shape, lam,
     count=None)` called without a count): None where it runs. Nothing when the call unpacks
-    `*args` or `**kwargs`, which may pass any of them."""
+    `*args` or `**kwargs`, which may pass any of them, or the function is decorated (a decorator
+    may supply the argument, `kwargs.setdefault("count", 2)`); not a parameter a nested function
+    rebinds through `nonlocal`."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
         return []
     if any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list):
-        return []  # a decorator may supply the argument (`kwargs.setdefault("count", 2)`)
-    rebound = {name for node in ast.walk(function) if isinstance(node, ast.Nonlocal) for name in node.names}
+        return []
     arguments = function.args
     positional = arguments.posonlyargs + arguments.args
-    defaults = dict(zip([a.arg for a in positional][len(positional) - len(arguments.defaults) :], arguments.defaults))
-    defaults.update({a.arg: d for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None})
-    passed = {p.arg for p in params[: len(call.args)]} | {k.arg for k in call.keywords if k.arg}
-    return [
-        name for name, default in defaults.items()
-        if name not in passed and name not in rebound and isinstance(default, ast.Constant) and default.value is None
-        and name in {p.arg for p in [*params, *arguments.kwonlyargs]}
+    defaults = list(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults))
+    defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    passed = _passed_arguments(params, call)
+    left = [
+        param.arg for param, default in defaults
+        if param.arg not in passed and isinstance(default, ast.Constant) and default.value is None and (param in params or param in arguments.kwonlyargs)
     ]
+    if not left:  # most calls: no walk of the callee (this runs for every call the walk follows)
+        return []
+    rebound = {name for node in ast.walk(function) if isinstance(node, ast.Nonlocal) for name in node.names}
+    return [name for name in left if name not in rebound]
 
 
 def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ListComp | ast.SetComp | ast.DictComp]:

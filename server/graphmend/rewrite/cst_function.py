@@ -245,3 +245,15 @@ class _Replacer(cst.CSTTransformer):
             return updated_node
         self.pending.discard(id(original_node))
         return replacement(updated_node) if callable(replacement) else replacement  # a callable: the node as updated below
+
+
+class NodeSwap(cst.CSTTransformer):
+    """Replaces nodes by identity, all in one pass (`deep_replace` rebuilds the tree each time,
+    so the nodes of a second replacement would no longer be in it)."""
+
+    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        return self.replacements.get(original_node, updated_node)

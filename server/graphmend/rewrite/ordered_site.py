@@ -29,6 +29,7 @@ import libcst as cst
 from ..analysis.kinds import TENSOR_KINDS, Kind
 from ..quoting import excerpt
 from .context import FixContext
+from .cst_function import NodeSwap
 from .effects import EFFECT_FUNCTIONS, METRIC_RECORDERS
 from .flow import is_in_place_call
 from .model import DeclineError
@@ -576,7 +577,7 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
         name = fields.get(id(fse.expression))
         if name is not None:
             replacements[fse] = cst.FormattedStringExpression(expression=cst.Name(name))
-    new_node = node.visit(_Swap(replacements))
+    new_node = node.visit(NodeSwap(replacements))
     if isinstance(new_node, cst.If):
         new_node = new_node.with_changes(leading_lines=())
         if head:
@@ -584,7 +585,7 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
         if peel:
             count = len(moved.test.values)  # type: ignore[attr-defined]
             new_node = new_node.with_changes(test=split_test(new_node.test, count, peel)[1])
-    assert isinstance(new_node, cst.CSTNode)  # _Swap replaces expressions only, never removes
+    assert isinstance(new_node, cst.CSTNode)  # NodeSwap replaces expressions only, never removes
     text = ctx.render(function, new_node)
     return text if text.endswith("\n") else text + "\n"
 
@@ -599,11 +600,3 @@ def _formatted_fields(node: cst.CSTNode) -> list[cst.FormattedStringExpression]:
     node.visit(_Collect())
     return found
 
-
-class _Swap(cst.CSTTransformer):
-    def __init__(self, replacements: dict[cst.CSTNode, cst.CSTNode]) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
-        return self.replacements.get(original_node, updated_node)

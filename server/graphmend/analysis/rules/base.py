@@ -216,11 +216,12 @@ def _given_size(call: ast.Call, position: int, ctx: RuleContext) -> bool:
     argument at `position` or after it (`rand(4)`, `rand(*shape)`, `uniform(0, 1, 4)`). A size
     known to be None where the call runs (timm's `rand_bbox(img_shape, lam, count=None)` passing
     `size=count`, called without a count) draws one number, as no size does."""
-    for keyword in call.keywords:
-        if keyword.arg == "size":
-            return not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None) and ctx.kind(keyword.value) is not Kind.NONE
-    sized = len(call.args) > position or any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
-    return sized and not (len(call.args) > position and not isinstance(call.args[position], ast.Starred) and ctx.kind(call.args[position]) is Kind.NONE)
+    size = next((k.value for k in call.keywords if k.arg == "size"), None)
+    if size is None and len(call.args) > position and not isinstance(call.args[position], ast.Starred):
+        size = call.args[position]
+    if size is None:
+        return any(isinstance(arg, ast.Starred) for arg in call.args[: position + 1])
+    return not (isinstance(size, ast.Constant) and size.value is None) and ctx.kind(size) is not Kind.NONE
 
 
 def receiver(node: ast.Call) -> ast.expr | None:

@@ -54,6 +54,7 @@ import libcst as cst
 from ...findings import Edit, Finding
 from ..compile_checks import MASK_ADDS_ROWS, MASK_SELECTS_ALIKE, SPREAD_MASK, call_text, helper_edits
 from ..context import FixContext
+from ..cst_function import NodeSwap
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 
@@ -269,26 +270,15 @@ def _render_fenced(ctx: FixContext, function: ast.FunctionDef | ast.AsyncFunctio
     backward selects (it does not multiply), so no NaN reaches any input's gradient."""
     torch = ctx.torch_name()
     whole = ctx.cst_node(function, value, cst.BaseExpression)  # type: ignore[type-abstract]
-    fences: dict[cst.CSTNode, cst.BaseExpression] = {}
+    fences: dict[cst.CSTNode, cst.CSTNode] = {}
     for selection in selections:
         inner = ctx.cst_node(function, selection, cst.Subscript)
         assert isinstance(inner, cst.Subscript)
         source = ctx.render(function, inner.value)
         fences[inner] = cst.parse_expression(f"{torch}.where({ctx.code(selection.slice)}, {source}, {ctx.atom(selection.value)}.detach())")
-    fenced = whole.visit(_Replace(fences))
+    fenced = whole.visit(NodeSwap(fences))
     assert isinstance(fenced, cst.BaseExpression)
     return ctx.render(function, fenced)
-
-
-class _Replace(cst.CSTTransformer):
-    """Replaces nodes by identity, all in one pass (`deep_replace` rebuilds the tree each time,
-    so the nodes of a second replacement are no longer in it)."""
-
-    def __init__(self, replacements: dict[cst.CSTNode, cst.BaseExpression]) -> None:
-        self.replacements = replacements
-
-    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        return self.replacements.get(original_node, updated_node)
 
 
 def _is_number(ctx: FixContext, node: ast.expr) -> bool:
