@@ -128,6 +128,8 @@ class ModuleIndex:
     inferred_returns: dict[int, Kind] = field(default_factory=dict)
     # (id(FunctionDef), n) -> which of the n elements its tuple `return`s give are masks (tensors._returned_elements)
     inferred_elements: dict[tuple[int, int], tuple[Kind, ...] | None] = field(default_factory=dict)
+    # per (function, element count): the parameter each returned element hands back (tensors._passed_through)
+    passed_through: dict[tuple[int, int], tuple[str | None, ...]] = field(default_factory=dict)
     # id(ClassDef) -> the attributes its methods other than __init__ assign (None: it calls setattr)
     set_outside_init: dict[int, frozenset[str] | None] = field(default_factory=dict)
     top_level_names: set[str] = field(default_factory=set)

@@ -730,7 +730,21 @@ class Evaluator:
         if key not in cache:
             cache[key] = None  # a recursive helper asks again while this runs
             cache[key] = _inferred_elements(self.index, function, self.index.owner.get(id(function)), count)
-        return cache[key]
+        masks = cache[key]
+        passes = self.index.passed_through.get(key, ())
+        if key not in self.index.passed_through:
+            passes = self.index.passed_through[key] = _passed_through(function, count)
+        if not any(passes):
+            return masks
+        positional = function.args.posonlyargs + function.args.args
+        bound = isinstance(func, ast.Attribute) and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+        passed = passed_arguments(positional[1:] if bound else positional, call)
+        kinds = list(masks or (Kind.UNKNOWN,) * count)
+        for position, param in enumerate(passes):
+            given = passed.get(param) if param is not None else None
+            if kinds[position] is Kind.UNKNOWN and given is not None and self.kind(given) in TENSOR_KINDS:
+                kinds[position] = self.kind(given)  # `t` handed back as it came (or negated): its kind at the call
+        return tuple(kinds) if any(k is not Kind.UNKNOWN for k in kinds) else None
 
     # -- binding --------------------------------------------------------------------------------
     def bind(self, target: ast.expr, kind: Kind | tuple, value: ast.expr | None) -> None:
@@ -1051,6 +1065,85 @@ def _inferred_elements(index: ModuleIndex, function: ast.FunctionDef, cls: Class
     if masks is None or not any(masks):
         return None
     return tuple(Kind.BOOL if mask else Kind.UNKNOWN for mask in masks)
+
+
+def passed_arguments(params: list[ast.arg], call: ast.Call) -> dict[str, ast.expr]:
+    """The expression `call` passes for each parameter of `params` (a bound method's without
+    `self`): positional arguments up to the first `*args`, then keywords."""
+    passed: dict[str, ast.expr] = {}
+    for param, arg in zip(params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        passed[param.arg] = arg
+    passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
+    return passed
+
+
+# Methods whose result has the kind of the tensor they are called on (a rebinding `t = t.clone()`
+# keeps a parameter handed back "as it came").
+_KIND_KEEPING_METHODS = frozenset({"clone", "contiguous", "detach", "flip", "neg"})
+
+
+def _passed_through(function: ast.FunctionDef, count: int) -> tuple[str | None, ...]:
+    """For each element of `function`'s returns (each a tuple of `count` plain elements), the
+    parameter it hands back, where every return has that parameter's name there and the function
+    rebinds it, if at all, only to itself negated or through a kind-keeping method (torchdiffeq's
+    `_check_inputs` ends `return func, y0, t` after `if t_is_reversed: t = -t`): a caller's
+    `func, y0, t = _check_inputs(func, y0, t)` then gets back the kinds it passed. None where an
+    element is anything else."""
+    params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
+    names: list[str | None] | None = None
+    for node in _own_nodes(function):
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return (None,) * count
+        if not isinstance(node, ast.Return):
+            continue
+        value = node.value
+        if not isinstance(value, ast.Tuple) or len(value.elts) != count or any(isinstance(e, ast.Starred) for e in value.elts):
+            return (None,) * count
+        here = [e.id if isinstance(e, ast.Name) and e.id in params else None for e in value.elts]
+        names = here if names is None else [a if a == b else None for a, b in zip(names, here)]
+    if names is None:
+        return (None,) * count
+    rebound = _rebinding_values(function)
+    return tuple(name if name is not None and all(_keeps_kind(v, name) for v in rebound.get(name, ())) else None for name in names)
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of `function`'s own body, not those of functions, lambdas or classes inside it."""
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
+    """Each name `function` binds in its own body, with the value of each plain `name = value`
+    binding and None for any other binding (a tuple target, `+=`, `for`, `with`, `del`, ...)."""
+    values: dict[str, list[ast.expr | None]] = {}
+    plain: set[int] = set()
+    nodes = list(_own_nodes(function))
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            values.setdefault(node.targets[0].id, []).append(node.value)
+            plain.add(id(node.targets[0]))
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
+            values.setdefault(node.id, []).append(None)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                values.setdefault(name, []).append(None)
+    return values
+
+
+def _keeps_kind(value: ast.expr | None, name: str) -> bool:
+    if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
+        return isinstance(value.operand, ast.Name) and value.operand.id == name
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args and not value.keywords:
+        return value.func.attr in _KIND_KEEPING_METHODS and isinstance(value.func.value, ast.Name) and value.func.value.id == name
+    return False
 
 
 def _set_outside_init(cls: ClassInfo) -> frozenset[str] | None:

@@ -27,7 +27,7 @@ from .kinds import TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
-from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, unpack_kind
+from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, unpack_kind
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
@@ -688,7 +688,7 @@ class FunctionWalker:
         for function, _cls, bound in callees:
             asserted = self.module.asserted_tensor_params(function)
             params = function.args.posonlyargs + function.args.args
-            passed = _passed_arguments(params[1:] if bound else params, call)
+            passed = passed_arguments(params[1:] if bound else params, call)
             names = {given.id for name in asserted if isinstance(given := passed.get(name), ast.Name)}
             narrowed = names if narrowed is None else narrowed & names
         for name in narrowed or ():
@@ -868,11 +868,16 @@ class FunctionWalker:
         return False
 
     def _assert(self, stmt: ast.Assert) -> bool:
-        # A data-dependent assert does not break (dynamo emits a runtime check), so the test is
-        # evaluated for what it contains, not for its truth value.
+        # A data-dependent assert with no message or a constant one does not break: dynamo sees
+        # the jump straight into `raise AssertionError(<constant>)` and emits a runtime check. So
+        # the test is evaluated for what it contains; its last tested value breaks only where
+        # that pattern is not there, i.e. the message is computed (GM107; `not` is GM104's).
         self.evaluator.visit(stmt.test)
         if stmt.msg is not None:
             self.evaluator.visit(stmt.msg)
+            tested = _last_tested(stmt.test, self.evaluator.static_truth)
+            if tested is not None and not is_constant_message(stmt.msg) and not self.evaluator.dead:
+                self.on_truth(tested, self.evaluator.kind(tested), "assert")
         return False
 
     def _import(self, stmt: ast.Import | ast.ImportFrom) -> bool:
@@ -1139,18 +1144,6 @@ def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind]
     return kinds
 
 
-def _passed_arguments(params: list[ast.arg], call: ast.Call) -> dict[str, ast.expr]:
-    """The expression `call` passes for each parameter of `params` (a bound method's without
-    `self`): positional arguments up to the first `*args`, then keywords."""
-    passed: dict[str, ast.expr] = {}
-    for param, arg in zip(params, call.args):
-        if isinstance(arg, ast.Starred):
-            break
-        passed[param.arg] = arg
-    passed.update({k.arg: k.value for k in call.keywords if k.arg is not None})
-    return passed
-
-
 def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> list[str]:
     """The parameters `call` leaves at a default of None (timm's `rand_bbox(img_shape, lam,
     count=None)` called without a count): None where it runs. Nothing when the call unpacks
@@ -1165,7 +1158,7 @@ def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: a
     positional = arguments.posonlyargs + arguments.args
     defaults = list(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults))
     defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
-    passed = _passed_arguments(params, call)
+    passed = passed_arguments(params, call)
     left = [
         param.arg for param, default in defaults
         if param.arg not in passed and isinstance(default, ast.Constant) and default.value is None and (param in params or param in arguments.kwonlyargs)
@@ -1192,3 +1185,35 @@ def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> lis
 
     visit(function)
     return sorted(found, key=lambda n: (n.lineno, n.col_offset))
+
+
+def is_constant_message(message: ast.expr) -> bool:
+    """Whether Python compiles `message` to one constant (`"a" "b"` and `"a" + "b"` fold;
+    `"n=%d" % 3` does not, measured on 3.11): dynamo recognises an assert only by its
+    `LOAD_CONST` message."""
+    if isinstance(message, ast.Constant):
+        return True
+    if isinstance(message, ast.BinOp):
+        if isinstance(message.op, ast.Mod) and not (isinstance(message.left, ast.Constant) and isinstance(message.left.value, (int, float))):
+            return False  # string formatting runs at run time
+        return is_constant_message(message.left) and is_constant_message(message.right)
+    if isinstance(message, ast.UnaryOp) and not isinstance(message.op, ast.Not):
+        return is_constant_message(message.operand)
+    if isinstance(message, ast.Tuple):
+        return all(is_constant_message(e) for e in message.elts)
+    return False
+
+
+def _last_tested(test: ast.expr, static_truth: Callable[[ast.expr], bool | None]) -> ast.expr | None:
+    """The value whose truth the assert's final jump tests, where that jump is the one into the
+    raise (`b` of `a and b`, of `a or b`); None where it is not (`not t`: GM104 reports it) or an
+    earlier operand Python knows decides the assert (`False and t`, `True or t`)."""
+    while isinstance(test, ast.BoolOp):
+        deciding = isinstance(test.op, ast.Or)
+        if any(static_truth(v) is deciding for v in test.values[:-1]):
+            return None
+        test = test.values[-1]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return None
+    return test
+

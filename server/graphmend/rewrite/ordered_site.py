@@ -41,7 +41,7 @@ TENSOR = PyType("Tensor", optional=True)
 MAX_TEXT_PARAMS = 2
 # Findings on a tensor whose truth is taken (`if t`, `t and u`): evaluating `t` does not break,
 # testing it does, and the test stays in the op's body.
-TRUTH_TESTS = frozenset({"GM101", "GM102", "GM103", "GM104"})
+TRUTH_TESTS = frozenset({"GM101", "GM102", "GM103", "GM104", "GM107"})
 # Calls the body may keep making on the passed values: builtins and formatting that only read.
 READING_BUILTINS = frozenset(
     {"str", "repr", "format", "len", "int", "float", "bool", "round", "abs", "min", "max", "sum", "type", "isinstance", "tuple", "list", "sorted", "any", "all", "hasattr", "getattr"}

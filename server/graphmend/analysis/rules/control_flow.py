@@ -4,7 +4,8 @@ Dynamo traces one path through the code. When Python asks a tensor for its truth
 `while`, `a if c else b`, `and`/`or`/`not`, a comprehension filter, `any()`/`all()`), the answer
 is data that only exists at run time, so dynamo ends the graph, runs the test eagerly and resumes
 in a new graph. Conditions on shapes, dtypes, `is None` and `isinstance` are known at trace time
-and never break; neither does a data-dependent `assert` (dynamo turns it into a runtime check).
+and never break; neither does a data-dependent `assert` whose message is absent or one constant
+(dynamo turns it into a runtime check). A computed message hides that pattern: GM107 (walker.py).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ _CALLER_BOUND = ("local-logger", "log-caller-info", "warn-stacklevel")
 class OrderedEffectFixer:
     # GM202 and GM4xx: only where they stand in a check (`assert x[m].max() <= 1, msg`), moved whole
     codes = frozenset(
-        {"GM301", "GM305", "GM306", "GM307", "GM101", "GM104", "GM201", "GM203", "GM207", "GM209", "GM202", "GM401", "GM402", "GM403", "GM404", "GM405", "GM406", "GM408"}
+        {"GM301", "GM305", "GM306", "GM307", "GM101", "GM104", "GM107", "GM201", "GM203", "GM207", "GM209", "GM202", "GM401", "GM402", "GM403", "GM404", "GM405", "GM406", "GM408"}
     )
     safety = Safety.SAFE
     # for these it takes only the check they stand in: its "not my pattern" says least
