@@ -433,3 +433,16 @@ def test_a_number_bound_after_python_arithmetic_keeps_pythons_value_exactly(numb
         x, y = torch.randn(5, generator=generator), torch.randn(7, generator=generator) * 1e-3
         expected, got = original(x, y), fixed(x, y)
         assert expected.dtype == got.dtype and torch.equal(expected, got), f"{source}\n->\n{result.fixed}"
+
+
+def test_a_selection_with_an_else_is_declined_for_the_selections_reason() -> None:
+    """`if isnan(a).any(): e = token else: e = fc(a)` tests a mask but fills nothing through it:
+    the guarded-fill fixer's "has an else branch" is not its pattern, and the reason shown is the
+    selection's own (the values' dtypes and shapes), which says what stands in the way."""
+    source = (
+        "import torch\n\n\n@torch.compile\ndef f(x, areas, token):\n    if torch.isnan(areas).any():\n"
+        "        embed = token\n    else:\n        embed = areas.repeat(1, 2)\n    return x + embed\n"
+    )
+    result = fix_source(source, "selection_else.py")
+    assert len(result.declined) == 1, result.declined
+    assert result.declined[0].key == "dtype-shape-unproven", result.declined[0]

@@ -81,6 +81,8 @@ class GuardedMaskedFillFixer:
         if statement.orelse and mask is None:  # a test of one value with an else: another fixer's pattern
             raise DeclineError("not-a-guarded-fill", "the `if` has an else branch")
         if statement.orelse:
+            if mask is None or not _reads_mask(statement.body, mask):  # `if isnan(a).any(): e = token else: e = fc(a)`: a selection
+                raise DeclineError("not-a-guarded-fill", "the `if` has an else branch and its body does not use the mask")
             raise DeclineError("guarded-fill-else", "the `if` has an else branch: skipping the test would drop it")
         cloned = _leading_clones(ctx, statement.body)
         computed: list[ast.Assign] = []
@@ -319,3 +321,10 @@ def _number(ctx: FixContext, value: ast.expr) -> ast.expr:
     if ctx.kind(value) is Kind.PY and not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
         return value
     raise DeclineError("not-a-number", f"`{ctx.excerpt(value, 40)}` is not known to be a Python number (a tensor value may broadcast differently)")
+
+
+def _reads_mask(body: list[ast.stmt], mask: ast.expr) -> bool:
+    """Whether the body uses the tested mask (`y[bad] = 0`, `y.masked_fill(bad, 0)`): a fill, then."""
+    wanted = ast.dump(mask)
+    return any(ast.dump(node) == wanted for statement in body for node in ast.walk(statement) if type(node) is type(mask))
+

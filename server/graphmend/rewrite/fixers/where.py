@@ -71,6 +71,15 @@ def _assigns(statements: list[ast.stmt], name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for s in statements for n in ast.walk(s))
 
 
+def _plain_assignment(statement: ast.stmt) -> ast.stmt:
+    """`name: T = value` as `name = value`: a local's annotation is never evaluated (PEP 526), so
+    the selection that replaces the branches may drop it (torchgeo's
+    `coord_embed: nn.Parameter | Tensor = self.coord_token`). Any other statement as it is."""
+    if isinstance(statement, ast.AnnAssign) and statement.simple and isinstance(statement.target, ast.Name) and statement.value is not None:
+        return ast.copy_location(ast.Assign(targets=[statement.target], value=statement.value), statement)
+    return statement
+
+
 def _reads(statements: list[ast.stmt], name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for s in statements for n in ast.walk(s))
 
@@ -979,7 +988,7 @@ class _IfRewrite:
         order: list[str] = []  # names in order of first assignment
         lines: list[str] = []  # values computed on every path before the selection
         for position, branch in enumerate(branches):
-            statements = [s for s in branch.body if not isinstance(s, ast.Pass)]
+            statements = [_plain_assignment(s) for s in branch.body if not isinstance(s, ast.Pass)]
             for index, stmt in enumerate(statements):
                 if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
                     raise DeclineError("statement", f"a branch does more than assign a name (`{excerpt(ctx.code(stmt).splitlines()[0], 40)}`)")
