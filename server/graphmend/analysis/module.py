@@ -23,6 +23,7 @@ from .regions import Entry, find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
+from .tensors import passed_arguments
 from .walker import FunctionWalker
 
 
@@ -143,14 +144,24 @@ class ModuleAnalysis:
         found = self._asserted_params.get(key)
         if found is None:
             names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+            self._asserted_params[key] = frozenset()  # a recursive helper asks again while this runs
             leading = []  # the asserts that open the body: nothing before them can rebind or return
+            checked: set[str] = set()  # parameters a checking helper called first asserts on
             for statement in function.body:
                 if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
+                    continue
+                if isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call):
+                    # torchdiffeq's `_check_inputs` opens with `_check_timelike('t', t, True)`
+                    helper = self.index.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
+                    if helper is None:
+                        break
+                    passed = passed_arguments(helper.args.posonlyargs + helper.args.args, call)
+                    checked |= {given.id for name in self.asserted_tensor_params(helper) if isinstance(given := passed.get(name), ast.Name) and given.id in names}
                     continue
                 if not isinstance(statement, ast.Assert):
                     break
                 leading.append(statement)
-            found = frozenset(
+            found = frozenset(checked) | frozenset(
                 test.args[0].id
                 for statement in leading
                 if isinstance(statement, ast.Assert)

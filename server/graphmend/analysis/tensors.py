@@ -742,8 +742,11 @@ class Evaluator:
         kinds = list(masks or (Kind.UNKNOWN,) * count)
         for position, param in enumerate(passes):
             given = passed.get(param) if param is not None else None
-            if kinds[position] is Kind.UNKNOWN and given is not None and self.kind(given) in TENSOR_KINDS:
-                kinds[position] = self.kind(given)  # `t` handed back as it came (or negated): its kind at the call
+            given_kind = self.kind(given) if given is not None else Kind.UNKNOWN
+            if given_kind is Kind.UNKNOWN and isinstance(given, ast.Name):
+                given_kind = self.env.get(given.id, Kind.UNKNOWN)  # narrowed by the call itself (walker)
+            if kinds[position] is Kind.UNKNOWN and given_kind in TENSOR_KINDS:
+                kinds[position] = given_kind  # `t` handed back as it came (or negated): its kind at the call
         return tuple(kinds) if any(k is not Kind.UNKNOWN for k in kinds) else None
 
     # -- binding --------------------------------------------------------------------------------

@@ -678,11 +678,12 @@ class FunctionWalker:
     def _narrow_checked_arguments(self, call: ast.Call, callees: list[tuple[ast.FunctionDef, ClassInfo | None, bool]]) -> None:
         """After `_check_timelike("t", t, True)`, whose body opens by asserting
         `isinstance(timelike, torch.Tensor)` (torchdiffeq's input checks), the local `t` holds a
-        tensor: the call returns only if it does. Only a call that is a statement of its own
-        narrows (not one an `and` may skip), only a name every function the call may run asserts
-        on, and only names whose kind is not known yet."""
+        tensor: the call returns only if it does. Only a call that is a statement of its own, or
+        the value of one (`func, y0, t = _check_inputs(func, y0, t)`), narrows (not one an `and`
+        may skip), only a name every function the call may run asserts on, and only names whose
+        kind is not known yet."""
         current = self._current_statement
-        if not callees or not (isinstance(current, ast.Expr) and current.value is call):
+        if not callees or not (isinstance(current, (ast.Expr, ast.Assign)) and current.value is call):
             return
         narrowed: set[str] | None = None
         for function, _cls, bound in callees:
