@@ -1123,8 +1123,9 @@ def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
 
 
 def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
-    """Each name `function` binds in its own body, with the value of each plain `name = value`
-    binding and None for any other binding (a tuple target, `+=`, `for`, `with`, `del`, ...)."""
+    """Each name `function` binds, with the value of each plain `name = value` binding in its own
+    body and None for any other binding (a tuple target, `+=`, `for`, `with`, `del`, an import,
+    `except ... as`, a nested `def` or `class`, a `match` capture, a nested function's `nonlocal`)."""
     values: dict[str, list[ast.expr | None]] = {}
     plain: set[int] = set()
     nodes = list(_own_nodes(function))
@@ -1132,12 +1133,23 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values.setdefault(node.targets[0].id, []).append(node.value)
             plain.add(id(node.targets[0]))
+    other: list[str] = []
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
-            values.setdefault(node.id, []).append(None)
+            other.append(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                values.setdefault(name, []).append(None)
+            other.extend(node.names)
+        elif isinstance(node, ast.alias):
+            other.append((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            other.extend([node.name] if node.name is not None else [])
+        elif isinstance(node, ast.MatchMapping):
+            other.extend([node.rest] if node.rest is not None else [])
+    for node in ast.walk(function):  # a nested function rebinding it through `nonlocal`
+        if isinstance(node, ast.Nonlocal):
+            other.extend(node.names)
+    for name in other:
+        values.setdefault(name, []).append(None)
     return values
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dis
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -1189,20 +1190,18 @@ def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> lis
 
 
 def is_constant_message(message: ast.expr) -> bool:
-    """Whether Python compiles `message` to one constant (`"a" "b"` and `"a" + "b"` fold;
-    `"n=%d" % 3` does not, measured on 3.11): dynamo recognises an assert only by its
-    `LOAD_CONST` message."""
+    """Whether Python compiles `message` to one constant, asked of the compiler itself: dynamo
+    recognises an assert only by its `LOAD_CONST` message, and what folds is the compiler's call
+    (`"a" "b"`, `"a" + "b"`, `f"text"` and `("a", "b")[0]` fold; `"n=%d" % 3` and strings over
+    4096 characters do not, on 3.11)."""
     if isinstance(message, ast.Constant):
         return True
-    if isinstance(message, ast.BinOp):
-        if isinstance(message.op, ast.Mod) and not (isinstance(message.left, ast.Constant) and isinstance(message.left.value, (int, float))):
-            return False  # string formatting runs at run time
-        return is_constant_message(message.left) and is_constant_message(message.right)
-    if isinstance(message, ast.UnaryOp) and not isinstance(message.op, ast.Not):
-        return is_constant_message(message.operand)
-    if isinstance(message, ast.Tuple):
-        return all(is_constant_message(e) for e in message.elts)
-    return False
+    try:
+        code = compile(ast.fix_missing_locations(ast.Expression(body=message)), "<message>", "eval")
+    except (SyntaxError, ValueError, TypeError, RecursionError):
+        return False
+    ops = [i.opname for i in dis.get_instructions(code) if i.opname not in ("RESUME", "NOP", "CACHE")]
+    return ops == ["LOAD_CONST", "RETURN_VALUE"]
 
 
 def _last_tested(test: ast.expr, static_truth: Callable[[ast.expr], bool | None]) -> ast.expr | None:

@@ -125,6 +125,45 @@ class _Lifter:
         finally:
             self.speculating -= 1
 
+    def reads_safely(self, expr: ast.expr) -> bool:
+        """Whether evaluating `expr` at the op's call site cannot raise: a name, a constant, or an
+        attribute chain on the method's `self`. A conditional part (an assert's message, built only
+        when the check fails) is passed in evaluated on every call: `xs[0]`, `d["lr"]`,
+        `total / count` or `cfg.name` there would raise where the original passed."""
+        if isinstance(expr, (ast.Name, ast.Constant)):
+            return True
+        if (
+            isinstance(expr, ast.Subscript)
+            and isinstance(expr.value, ast.Attribute)
+            and expr.value.attr == "shape"
+            and self.ctx.kind(expr.value.value) in TENSOR_KINDS
+            and isinstance(expr.slice, ast.Constant)
+            and type(expr.slice.value) is int
+        ):
+            # `features.shape[0]` of a tensor the check compares (transformers' placeholder
+            # checks): read while tracing; taken to have that dimension, as the message does
+            return self.reads_safely(expr.value.value)
+        root = expr
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        positional = self.function.args.posonlyargs + self.function.args.args
+        owner = self.ctx.index.owner.get(id(self.function))
+        return (
+            isinstance(root, ast.Name)
+            and root is not expr
+            and owner is not None
+            and bool(positional)
+            and root.id == positional[0].arg
+            and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.function.decorator_list)
+        )
+
+    def require_safe_read(self, expr: ast.expr) -> None:
+        if not self.reads_safely(expr):
+            raise DeclineError(
+                "conditional-read",
+                f"`{self.ctx.excerpt(expr, 40)}` is read only when the check fails; passed into the op it would be read on every call, where it may raise",
+            )
+
     def reads_a_guarded_name(self, expr: ast.expr) -> bool:
         guarded = set().union(*self.guard_names) if self.guard_names else set()
         return any(isinstance(n, ast.Name) and n.id in guarded for n in ast.walk(expr))
@@ -242,7 +281,7 @@ class _Lifter:
             raise DeclineError("in-place-call", f"`{self.ctx.excerpt(changing, 40)}` changes a tensor in place: the op's arguments would run it before the body's earlier reads")
         kind = self.ctx.kind(expr)
         liftable = not isinstance(expr, (ast.BoolOp, ast.IfExp)) and not self.breaks_inside(expr)
-        if kind in TENSOR_KINDS and liftable and (not conditional or _is_reference(expr)):
+        if kind in TENSOR_KINDS and liftable and (not conditional or (_is_reference(expr) and self.reads_safely(expr))):
             self.lift(expr, TENSOR)  # evaluated in the graph, where it stood
             return
         if kind in TENSOR_KINDS and liftable and self.speculable(expr):
@@ -271,6 +310,8 @@ class _Lifter:
             self.expr(expr.value, conditional)
             return
         if _is_reference(expr):
+            if conditional:
+                self.require_safe_read(expr)
             known = value_type(self.ctx, expr, self.function)
             if known is not None:
                 self.lift(expr, known)
@@ -341,6 +382,8 @@ class _Lifter:
             if self.ctx.kind(value) in TENSOR_KINDS or (part.format_spec is not None and conditional and value_type(self.ctx, value, self.function) is None):
                 self.expr(value, conditional)  # formatted in the body, on the value passed
             elif plain and _is_reference(value) and value_type(self.ctx, value, self.function) is None:
+                if conditional:
+                    self.require_safe_read(value)
                 self.lift_text(value)  # unknown type: the tensor or number itself, or its text
             elif _is_reference(value) and value_type(self.ctx, value, self.function) is not None:
                 # a name of known type is passed as itself and formatted in the body: the same
@@ -352,6 +395,8 @@ class _Lifter:
                 # in the body it reads the tensor passed in, at run time, with the same spec
                 self.expr(value, conditional)
             elif _is_reference(value) or self.pure_reads(value):
+                if conditional:
+                    self.require_safe_read(value)
                 field_text = self.field_text(part, expr)
                 self.lift_field(value, field_text)
             else:
