@@ -143,9 +143,22 @@ class _Lifter:
             # `features.shape[0]` of a tensor the check compares (transformers' placeholder
             # checks): read while tracing; taken to have that dimension, as the message does
             return self.reads_safely(expr.value.value)
-        root = expr
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Attribute)
+            and expr.func.attr == "size"
+            and self.ctx.kind(expr.func.value) in TENSOR_KINDS
+            and not expr.keywords
+            and all(isinstance(a, ast.Constant) and type(a.value) is int for a in expr.args)
+        ):
+            return self.reads_safely(expr.func.value)  # `pred.size(1)`, as `pred.shape[1]`
+        root: ast.expr = expr
+        first: str | None = None
         while isinstance(root, ast.Attribute):
+            first = root.attr
             root = root.value
+        if isinstance(root, ast.Name) and first in _TENSOR_METADATA and self.ctx.kind(root) in TENSOR_KINDS:
+            return True  # `target.dtype`, `x.shape`: metadata every tensor has
         positional = self.function.args.posonlyargs + self.function.args.args
         owner = self.ctx.index.owner.get(id(self.function))
         return (
@@ -490,6 +503,10 @@ class _Lifter:
         while name in self.taken or name in self.local:
             name, number = f"{base}_{number}", number + 1
         return name
+
+
+# Attributes every tensor has, whose read cannot raise.
+_TENSOR_METADATA = frozenset({"dtype", "shape", "device", "ndim", "layout", "is_cuda", "is_sparse", "requires_grad"})
 
 
 def _is_reference(expr: ast.expr) -> bool:
