@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from .module_state import constructed_classes, instance_container
 from .symbols import ClassInfo
-from .tensors import Evaluator
+from .tensors import Evaluator, own_nodes
 
 # A function a call may run, the class it is defined in, and whether it is bound (`self` is passed).
 Callee = tuple[ast.FunctionDef, ClassInfo | None, bool]
@@ -273,7 +273,7 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
         arguments = function.args
         ruled_out.update(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg] if a)
-    own = _own_nodes(function)
+    own = own_nodes(function)
     for node in own:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             ruled_out.add(node.name)
@@ -340,19 +340,6 @@ def _function_names(value: ast.expr, functions: dict[str, ast.FunctionDef], stor
         body, orelse = _function_names(value.body, functions, stored), _function_names(value.orelse, functions, stored)
         return body + orelse if body is not None and orelse is not None else None
     return None
-
-
-def _own_nodes(function: ast.AST) -> list[ast.AST]:
-    """The nodes of `function` outside the functions, lambdas and classes nested in it (their
-    names are bound here; their bodies are other scopes)."""
-    found: list[ast.AST] = []
-    pending = list(ast.iter_child_nodes(function))
-    while pending:
-        node = pending.pop()
-        found.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
-    return found
 
 
 def _is_staticmethod(function: ast.FunctionDef) -> bool:

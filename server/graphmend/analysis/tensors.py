@@ -731,8 +731,8 @@ class Evaluator:
             cache[key] = None  # a recursive helper asks again while this runs
             cache[key] = _inferred_elements(self.index, function, self.index.owner.get(id(function)), count)
         masks = cache[key]
-        passes = self.index.passed_through.get(key, ())
-        if key not in self.index.passed_through:
+        passes = self.index.passed_through.get(key)
+        if passes is None:
             passes = self.index.passed_through[key] = _passed_through(function, count)
         if not any(passes):
             return masks
@@ -1096,7 +1096,7 @@ def _passed_through(function: ast.FunctionDef, count: int) -> tuple[str | None, 
     element is anything else."""
     params = {a.arg for a in function.args.posonlyargs + function.args.args + function.args.kwonlyargs}
     names: list[str | None] | None = None
-    for node in _own_nodes(function):
+    for node in own_nodes(function):
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return (None,) * count
         if not isinstance(node, ast.Return):
@@ -1112,14 +1112,17 @@ def _passed_through(function: ast.FunctionDef, count: int) -> tuple[str | None, 
     return tuple(name if name is not None and all(_keeps_kind(v, name) for v in rebound.get(name, ())) else None for name in names)
 
 
-def _own_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
-    """The nodes of `function`'s own body, not those of functions, lambdas or classes inside it."""
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
+def own_nodes(function: ast.AST) -> list[ast.AST]:
+    """The nodes of `function` outside the functions, lambdas and classes nested in it (their
+    names are bound here; their bodies are other scopes)."""
+    found: list[ast.AST] = []
+    pending = list(ast.iter_child_nodes(function))
+    while pending:
+        node = pending.pop()
+        found.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
@@ -1128,7 +1131,7 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
     `except ... as`, a nested `def` or `class`, a `match` capture, a nested function's `nonlocal`)."""
     values: dict[str, list[ast.expr | None]] = {}
     plain: set[int] = set()
-    nodes = list(_own_nodes(function))
+    nodes = own_nodes(function)
     for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values.setdefault(node.targets[0].id, []).append(node.value)
@@ -1137,16 +1140,14 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
             other.append(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            other.extend(node.names)
         elif isinstance(node, ast.alias):
             other.append((node.asname or node.name).partition(".")[0])
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
             other.extend([node.name] if node.name is not None else [])
         elif isinstance(node, ast.MatchMapping):
             other.extend([node.rest] if node.rest is not None else [])
-    for node in ast.walk(function):  # a nested function rebinding it through `nonlocal`
-        if isinstance(node, ast.Nonlocal):
+    for node in ast.walk(function):  # `global t` here, or `nonlocal t` in a nested function
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
             other.extend(node.names)
     for name in other:
         values.setdefault(name, []).append(None)

@@ -1196,6 +1196,8 @@ def is_constant_message(message: ast.expr) -> bool:
     4096 characters do not, on 3.11)."""
     if isinstance(message, ast.Constant):
         return True
+    if any(isinstance(n, (ast.Call, ast.Attribute, ast.FormattedValue)) or (isinstance(n, ast.Name) and n.id != "__debug__") for n in ast.walk(message)):
+        return False  # reads a value at run time (most computed messages): no need to compile
     try:
         code = compile(ast.fix_missing_locations(ast.Expression(body=message)), "<message>", "eval")
     except (SyntaxError, ValueError, TypeError, RecursionError):

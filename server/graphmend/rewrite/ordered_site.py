@@ -132,33 +132,14 @@ class _Lifter:
         `total / count` or `cfg.name` there would raise where the original passed."""
         if isinstance(expr, (ast.Name, ast.Constant)):
             return True
-        if (
-            isinstance(expr, ast.Subscript)
-            and isinstance(expr.value, ast.Attribute)
-            and expr.value.attr == "shape"
-            and self.ctx.kind(expr.value.value) in TENSOR_KINDS
-            and isinstance(expr.slice, ast.Constant)
-            and type(expr.slice.value) is int
-        ):
-            # `features.shape[0]` of a tensor the check compares (transformers' placeholder
-            # checks): read while tracing; taken to have that dimension, as the message does
-            return self.reads_safely(expr.value.value)
-        if (
-            isinstance(expr, ast.Call)
-            and isinstance(expr.func, ast.Attribute)
-            and expr.func.attr == "size"
-            and self.ctx.kind(expr.func.value) in TENSOR_KINDS
-            and not expr.keywords
-            and all(isinstance(a, ast.Constant) and type(a.value) is int for a in expr.args)
-        ):
-            return self.reads_safely(expr.func.value)  # `pred.size(1)`, as `pred.shape[1]`
+        tensor = _tensor_of_metadata(expr)
+        if tensor is not None and self.ctx.kind(tensor) in TENSOR_KINDS:
+            # `target.dtype`, `x.shape[0]`, `pred.size(1)`: read while tracing; a dimension is
+            # taken to exist, as the message that reads it does (transformers' placeholder checks)
+            return self.reads_safely(tensor)
         root: ast.expr = expr
-        first: str | None = None
         while isinstance(root, ast.Attribute):
-            first = root.attr
             root = root.value
-        if isinstance(root, ast.Name) and first in _TENSOR_METADATA and self.ctx.kind(root) in TENSOR_KINDS:
-            return True  # `target.dtype`, `x.shape`: metadata every tensor has
         positional = self.function.args.posonlyargs + self.function.args.args
         owner = self.ctx.index.owner.get(id(self.function))
         return (
@@ -507,6 +488,21 @@ class _Lifter:
 
 # Attributes every tensor has, whose read cannot raise.
 _TENSOR_METADATA = frozenset({"dtype", "shape", "device", "ndim", "layout", "is_cuda", "is_sparse", "requires_grad"})
+
+
+def _tensor_of_metadata(expr: ast.expr) -> ast.expr | None:
+    """The value whose metadata `expr` reads (`t.dtype`, `t.dtype.itemsize`, `t.shape[0]`,
+    `t.size(1)`, with constant dimensions), or None."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) and type(expr.slice.value) is int:
+        expr = expr.value
+        if not (isinstance(expr, ast.Attribute) and expr.attr == "shape"):
+            return None
+    elif isinstance(expr, ast.Call):
+        constant_dims = not expr.keywords and all(isinstance(a, ast.Constant) and type(a.value) is int for a in expr.args)
+        return expr.func.value if constant_dims and isinstance(expr.func, ast.Attribute) and expr.func.attr == "size" else None
+    while isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Attribute):
+        expr = expr.value  # down to the attribute read off the value itself
+    return expr.value if isinstance(expr, ast.Attribute) and expr.attr in _TENSOR_METADATA else None
 
 
 def _is_reference(expr: ast.expr) -> bool:
