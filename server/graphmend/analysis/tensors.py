@@ -145,7 +145,7 @@ TENSOR_CLASSES = frozenset(
 )
 SEQ_MODULE_CLASSES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention"})
 CONTAINER_MODULE_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
-BOOL_DTYPES = frozenset({"torch.bool"})
+BOOL_DTYPES = frozenset({"torch.bool", "builtins.bool"})  # torch takes Python's `bool` as a dtype (`torch.ones(n, dtype=bool)`)
 # Python random draws dynamo traces as torch RNG calls: the result is a 0-d tensor in the graph,
 # fine in arithmetic but a data-dependent value wherever a Python number is needed.
 TRACED_RANDOM_NUMBERS = frozenset({"random.randint", "random.uniform", "random.randrange"})
@@ -911,7 +911,9 @@ def tensor_method_kind(
         return Kind.TENSORS
     if method in SEQ_METHODS:
         return Kind.TENSORS
-    boolean = method in BOOL_METHODS or (receiver in BOOL_KINDS and method in DTYPE_PRESERVING)
+    # an in-place method writes into the receiver and returns it: its dtype stays (`mask.fill_diagonal_(0)`)
+    in_place = method.endswith("_") and not method.startswith("_")
+    boolean = method in BOOL_METHODS or (receiver in BOOL_KINDS and (method in DTYPE_PRESERVING or in_place))
     if method in ("to", "type") and call.args:
         boolean = qualname(call.args[0]) in BOOL_DTYPES or (boolean and arg_kinds[0] is not Kind.PY)
     if method == "to" and receiver in BOOL_KINDS and moves_only(call):

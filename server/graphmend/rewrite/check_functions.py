@@ -185,6 +185,28 @@ def _call_reason(ctx: FixContext, function: ast.FunctionDef, call: ast.Call, dep
     return f"it calls `{ctx.excerpt(func, 40)}`, which may change state"
 
 
+def reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
+    """Whether calling `function` may raise by a check of its own: a `raise` or `assert` in it or in
+    a function of the file it calls."""
+    if is_check_like(function):
+        return True
+    called = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    return depth < 3 and any(reaches_check(ctx, ctx.index.functions[name], depth + 1) for name in called if name in ctx.index.functions)
+
+
+def reporting_function(ctx: FixContext, call: ast.Call, local: set[str]) -> ast.FunctionDef | None:
+    """The module-level function of this file that `call` calls, when calling it only reports
+    (torchmetrics' `rank_zero_warn(message)` around `warnings.warn`): such a call is a report like
+    `print`, and an `if <tensor test>:` holding only it moves into the op whole, test included.
+    None for a function that checks (its exceptions are not this block's to name) or does more."""
+    func = call.func
+    if not isinstance(func, ast.Name) or func.id in local or func.id not in ctx.index.functions:
+        return None
+    callee = ctx.index.functions[func.id]
+    only_reports = ctx.remember(("reports-only", id(callee)), lambda: check_function_reason(ctx, callee) is None and not reaches_check(ctx, callee))
+    return callee if only_reports and isinstance(callee, ast.FunctionDef) else None
+
+
 def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:
     """The statements of the file that call `function` and drop its result, and the calls that
     use it or the references that pass the function on - those cannot be moved."""

@@ -59,7 +59,7 @@ CALLER_KEYWORDS = frozenset({"exc_info", "stack_info", "stacklevel"})
 class EffectCall:
     """One effect call found in a block: what it does, and the callee's source (for titles)."""
 
-    what: str  # "print", "log", "warning", "metric", "check"
+    what: str  # "print", "log", "warning", "metric", "check", "report" (a function of the file that only reports)
     callee: str
 
 
@@ -177,7 +177,9 @@ def _effect_call(ctx: FixContext, call: ast.Call, local: set[str]) -> EffectCall
     if what is None:
         if isinstance(func, ast.Attribute) and func.attr == "exception" and ctx.kind(func.value) is Kind.LOGGER:
             raise DeclineError("log-caller-info", "`logger.exception` logs the exception being handled, which the op cannot see")
-        return None
+        from .check_functions import reporting_function  # it decides with effect_of's tables: imported late
+
+        return EffectCall("report", callee) if reporting_function(ctx, call, local) is not None else None
     if what == "log" and any(k.arg in CALLER_KEYWORDS for k in call.keywords):
         raise DeclineError("log-caller-info", "the record would name the op as its caller (exc_info, stack_info or stacklevel)")
     if what == "warning" and _stacklevel(call) != 1:

@@ -34,6 +34,7 @@ from .selections import mask_roots
 from .variant import plan_on_variant
 
 MASK_NAME = "_graphmend_mask"
+SELECTED_NAME = "_graphmend_selected"
 
 
 def plan_with_mask_named(
@@ -68,18 +69,67 @@ def plan_with_mask_named(
     return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(mask, 30)})
 
 
+def plan_with_selected_named(
+    finding: Finding, ctx: FixContext, binding: ast.stmt, selected: ast.expr, declined: DeclineError, plan: Callable[[Finding, FixContext], Fix]
+) -> Fix:
+    """`plan` applied to `finding` with `selected` (the tensor a selection in `binding` indexes,
+    `probs[:, target].diagonal()` of torchmetrics' perplexity) bound to a fresh name on a new line
+    before `binding`: a shape the analysis cannot prove is then checked while tracing, between two
+    names. Only where `selected` is the first thing the statement evaluates (`_evaluated_first`):
+    bound just before it, it runs at the same point, so whatever it does (raise on an index out
+    of range, draw random numbers) happens as it did. Raises `declined` where this does not apply."""
+    function = ctx.function_of(binding)
+    line = ctx.source.lines[binding.lineno - 1]
+    indent = line[: binding.col_offset]
+    if function is None or indent.strip() or _shares_a_line(ctx, binding) or isinstance(selected, ast.Name):
+        raise declined
+    value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) else None
+    if value is None or ctx.kind(selected) not in TENSOR_KINDS or not _evaluated_first(value, selected):
+        raise declined
+    text = ctx.code(selected)
+    if "\n" in text:
+        raise declined
+    name = _fresh_name(function, SELECTED_NAME)
+    edits = [Edit(Span(binding.lineno, 0, binding.lineno, 0), f"{indent}{name} = {text}\n"), Edit(ctx.span(selected), name)]
+    moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
+    why = f"the selected tensor `{ctx.excerpt(selected, 30)}` is computed once, before the selection, and read by name"
+    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(selected, 30)})
+
+
+def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
+    """Whether Python evaluates `part` before anything else of `value` but names and constants
+    (which cannot notice the order): it is `value`, or on the leftmost path down from it (a
+    subscript's or attribute's object, a call's callee, a binary operation's or comparison's left
+    side - or its right where the left is a name or constant - a unary operation's operand)."""
+    node: ast.expr | None = value
+    while node is not None and node is not part:
+        if isinstance(node, (ast.Subscript, ast.Attribute)):
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.BinOp):
+            node = node.right if isinstance(node.left, (ast.Name, ast.Constant)) else node.left
+        elif isinstance(node, ast.Compare):
+            node = node.left
+        elif isinstance(node, ast.UnaryOp):
+            node = node.operand
+        else:
+            node = None
+    return node is part
+
+
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:
     """`a = 1; x = x[m]`, or a statement another ends on: a new line before it would split them."""
     siblings = ast.iter_child_nodes(ctx.parent(binding) or binding)
     return any(isinstance(s, ast.stmt) and s is not binding and (s.end_lineno or s.lineno) == binding.lineno for s in siblings)
 
 
-def _fresh_name(function: ast.AST) -> str:
-    """`_graphmend_mask`, numbered where the function already holds that name."""
+def _fresh_name(function: ast.AST, base: str = MASK_NAME) -> str:
+    """`base`, numbered where the function already holds that name."""
     taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
-    name, number = MASK_NAME, 2
+    name, number = base, 2
     while name in taken:
-        name, number = f"{MASK_NAME}_{number}", number + 1
+        name, number = f"{base}_{number}", number + 1
     return name
 
 

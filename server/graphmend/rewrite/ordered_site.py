@@ -104,6 +104,9 @@ class _Lifter:
         # the graph, or pass its text), a value of unknown type is not passed as itself: the
         # fallback is what the site did before such values could be passed, and it passes less.
         self.speculating = 0
+        # `ast.dump`s of what the block's tests evaluate on every call: read again at the call
+        # site, such a value cannot raise where the original did not (it already read it)
+        self.evaluated: set[str] = set()
 
     @contextlib.contextmanager
     def guarded_by(self, *guards: ast.expr) -> Iterator[None]:
@@ -125,12 +128,21 @@ class _Lifter:
         finally:
             self.speculating -= 1
 
+    def test(self, expr: ast.expr, conditional: bool) -> None:
+        """The test of an `if` or `assert` of the block; when it runs on every call, what it
+        always evaluates is recorded as safe to read again (`self.num_classes - 1` in MONAI's
+        `if torch.max(y) != self.num_classes - 1: raise ValueError(f"... {self.num_classes-1}")`)."""
+        if not conditional:
+            self.evaluated.update(ast.dump(e) for e in always_evaluated(expr))
+        self.expr(expr, conditional)
+
     def reads_safely(self, expr: ast.expr) -> bool:
-        """Whether evaluating `expr` at the op's call site cannot raise: a name, a constant, or an
-        attribute chain on the method's `self`. A conditional part (an assert's message, built only
-        when the check fails) is passed in evaluated on every call: `xs[0]`, `d["lr"]`,
-        `total / count` or `cfg.name` there would raise where the original passed."""
-        if isinstance(expr, (ast.Name, ast.Constant)):
+        """Whether evaluating `expr` at the op's call site cannot raise: a name, a constant, an
+        attribute chain on the method's `self`, or what a test of the block evaluated anyway. A
+        conditional part (an assert's message, built only when the check fails) is passed in
+        evaluated on every call: `xs[0]`, `d["lr"]`, `total / count` or `cfg.name` there would
+        raise where the original passed."""
+        if isinstance(expr, (ast.Name, ast.Constant)) or ast.dump(expr) in self.evaluated:
             return True
         tensor = _tensor_of_metadata(expr)
         if tensor is not None and self.ctx.kind(tensor) in TENSOR_KINDS:
@@ -167,7 +179,7 @@ class _Lifter:
         if isinstance(stmt, ast.Pass):
             return
         if isinstance(stmt, ast.If):
-            self.expr(stmt.test, conditional)
+            self.test(stmt.test, conditional)
             with self.guarded_by(stmt.test):
                 for arm in (stmt.body, stmt.orelse):
                     outside = set(self.local)
@@ -181,7 +193,7 @@ class _Lifter:
             assert isinstance(target, ast.Name) and stmt.value is not None  # effects._raising_prelude
             self.expr(stmt.value, conditional)
             self.local.discard(target.id)
-        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and self.calls_as_values:
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (self.calls_as_values or self.calls_reporting_function(stmt.value)):
             self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             self.effect_call(stmt.value, conditional)
@@ -190,10 +202,15 @@ class _Lifter:
                 raise DeclineError("raise-from-local", "`raise ... from` names a local exception the op cannot see")
             self.value_call(stmt.exc, conditional)  # type: ignore[arg-type]
         elif isinstance(stmt, ast.Assert):
-            self.expr(stmt.test, conditional)
+            self.test(stmt.test, conditional)
             if stmt.msg is not None:
                 with self.guarded_by(stmt.test):
                     self.expr(stmt.msg, True, text=True)  # only evaluated when the assert fails
+
+    def calls_reporting_function(self, call: ast.Call) -> bool:
+        """`rank_zero_warn(msg)`: a function of the file that only reports (effects.py said so);
+        what it is passed are values it may use as it likes, not text to format."""
+        return isinstance(call.func, ast.Name) and call.func.id in self.ctx.index.functions and call.func.id not in self.local
 
     def effect_call(self, call: ast.Call, conditional: bool) -> None:
         """print / log / warn: which arguments are only formatted (passed as text)."""
@@ -547,14 +564,14 @@ def build_site(
         lifter.expr(assignment.value, conditional=False)
     if head:
         assert isinstance(block, ast.If)
-        lifter.expr(block.test, conditional=False)
+        lifter.test(block.test, conditional=False)
         with lifter.guarded_by(block.test):
             for statement in block.body[:head]:
                 lifter.statement(statement, conditional=True)
     elif peel:
         assert isinstance(block, ast.If) and isinstance(block.test, ast.BoolOp)
         rest = block.test.values[peel:]
-        lifter.expr(rest[0], conditional=False)
+        lifter.test(rest[0], conditional=False)
         for value in rest[1:]:
             lifter.expr(value, conditional=True)
         for statement in block.body:
@@ -568,6 +585,24 @@ def build_site(
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
     body += _render(ctx, function, block, lifter, peel, head)
     return Site(lifter.params, body + "".join(_render(ctx, function, statement, lifter, 0) for statement in following))
+
+
+def always_evaluated(expr: ast.expr) -> Iterator[ast.expr]:
+    """`expr` and the parts of it Python evaluates whenever it evaluates `expr`: not the operands
+    after the first of `and`/`or` or of a chained comparison, a ternary's arms, or what a lambda
+    or comprehension holds."""
+    yield expr
+    if isinstance(expr, ast.BoolOp):
+        yield from always_evaluated(expr.values[0])
+    elif isinstance(expr, ast.IfExp):
+        yield from always_evaluated(expr.test)
+    elif isinstance(expr, ast.Compare):
+        yield from always_evaluated(expr.left)
+        yield from always_evaluated(expr.comparators[0])
+    elif not isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        for child in ast.iter_child_nodes(expr):
+            if isinstance(child, ast.expr):
+                yield from always_evaluated(child)
 
 
 def conjuncts(node: cst.BaseExpression, top: bool = True) -> list[cst.BaseExpression]:

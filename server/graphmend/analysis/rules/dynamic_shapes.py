@@ -40,12 +40,16 @@ class BooleanMaskIndex(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Subscript)
-        if ctx.kind(node.value) not in TENSOR_KINDS:
+        indexed = ctx.kind(node.value)
+        # A value of unknown kind indexed by a bool tensor (`self.distance_metric(a, b)[labels
+        # == 0]`, sentence-transformers): only a tensor (or an array dynamo traces as one) takes
+        # a bool tensor index; a mask known only by its name needs the value known a tensor.
+        if indexed not in TENSOR_KINDS and indexed is not Kind.UNKNOWN:
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
             inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) else part
-            if ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner):  # `x[~mask]` selects as `x[mask]` does
+            if ctx.kind(part) in BOOL_KINDS or (indexed in TENSOR_KINDS and ctx.named_mask(inner)):  # `x[~mask]` selects as `x[mask]` does
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
 

@@ -53,7 +53,7 @@ from ...findings import Edit, Finding
 from ..compile_checks import MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..flow import mask_reads_changed, rest_of_block
-from ..mask_hoist import plan_with_mask_named
+from ..mask_hoist import plan_with_mask_named, plan_with_selected_named
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
 from ..py_types import Function
@@ -125,6 +125,9 @@ class MaskedReductionFixer:
             except DeclineError as declined:
                 if declined.key == "mask-inline":  # `loss = loss[loss > t]`: bind the mask to a name first
                     return plan_with_mask_named(finding, ctx, binding, _mask_index(selection).mask, declined, self.plan)
+                if declined.key == "mask-shape" and isinstance(selection.node, ast.Subscript):
+                    # `p = probs[:, t].diagonal()[mask]`: bound to a name, its shape is checked while tracing
+                    return plan_with_selected_named(finding, ctx, binding, selection.node.value, declined, self.plan)
                 if declined.key != "read-after-block":
                     raise
                 return plan_with_tail_copied(finding, ctx, binding, declined, self.plan)

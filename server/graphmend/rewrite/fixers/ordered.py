@@ -36,7 +36,7 @@ from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
 from ...analysis.symbols import ClassInfo
 from ...findings import Finding
 from ...quoting import excerpt
-from ..check_functions import call_statements, check_function_reason, is_check_like
+from ..check_functions import call_statements, check_function_reason, is_check_like, reaches_check
 from ..context import FixContext
 from ..effects import MUTATING_METHODS, EffectCall, effect_of, makes_metric_recorder
 from ..flow import read_after
@@ -119,6 +119,11 @@ class OrderedEffectFixer:
                 raise
             prelude, following = [], []  # the block alone still moves; the assignment before it keeps its break
             site = build_site(ctx, function, block, peel, head=head)
+        unknown = next((p for p in site.params if p.type == VALUE), None)
+        if unknown is not None and any(e.what == "report" for e in effects):
+            # `log_once(self.logger, ...)`: a value a function of the file takes, of a type the
+            # op cannot name: at run time the op would fall back to the original code, and break
+            raise DeclineError("unknown-type", f"cannot pass `{unknown.argument}` into the op: its type is not known")
         if ctx.decide_only:  # the checks rendering would make, without rendering (`check`'s `[*]`)
             for moved in (*prelude, block):
                 movable_kind(moved)
@@ -182,7 +187,7 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         reason = own_reason if callee is function else check_function_reason(ctx, callee)
         if reason is not None:
             raise DeclineError("check-function", f"the break is in `{function.name}`, whose calls could run as ordered ops, but {reason}")
-    checks = any(_reaches_check(ctx, callee) for callee in callees.values())
+    checks = any(reaches_check(ctx, callee) for callee in callees.values())
     by_caller: dict[int, tuple[Function, dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]] = {}
     sites: list[tuple[Function, str]] = []
     taken: set[str] = set()
@@ -191,11 +196,12 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         if caller is None or caller is function:
             raise DeclineError("check-function-no-call", f"`{function.name}` is called outside a function or by itself")
         local = local_names(ctx, caller)
+        block = statement if checks else _widened(ctx, statement, local)
         if checks:  # a report that fails nothing may run before or after the caller's other work
             _check_no_state_change(ctx, caller, statement, local)
             tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
             _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
-        site = build_site(ctx, caller, statement, calls_as_values=True)
+        site = build_site(ctx, caller, block, calls_as_values=True)
         unknown = next((p for p in site.params if p.type == VALUE), None)
         if not checks and unknown is not None:
             # `log_once(self.logger, ...)`: at run time the op would fall back to the call, and break
@@ -204,7 +210,9 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         taken.add(name)
         origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(caller))) if isinstance(a, ast.ClassDef)), caller.name])
         call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
-        by_caller.setdefault(id(caller), (caller, {}))[1][statement_node(ctx, caller, statement)] = call
+        target = statement_node(ctx, caller, block)
+        replacement = cst.SimpleStatementLine([call], leading_lines=target.leading_lines) if isinstance(target, cst.If) else call
+        by_caller.setdefault(id(caller), (caller, {}))[1][target] = replacement
         sites.append((caller, site_text(ctx, name, site, origin)))
     edits = [ctx.rewrite(caller, replacements) for caller, replacements in by_caller.values()]
     edits += module_edits_for(ctx, sites)
@@ -225,13 +233,14 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
     return Fix(finding, title, Safety.SAFE, tuple(edits))
 
 
-def _reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
-    """Whether calling `function` may raise by a check of its own: a `raise` or `assert` in it or in
-    a function of the file it calls."""
-    if is_check_like(function):
-        return True
-    called = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
-    return depth < 3 and any(_reaches_check(ctx, ctx.index.functions[name], depth + 1) for name in called if name in ctx.index.functions)
+def _widened(ctx: FixContext, statement: ast.Expr, local: set[str]) -> ast.stmt:
+    """The call of a function that only reports, or the `if`s around it that test tensors and
+    hold only reports (`if (var < bound).any(): rank_zero_warn(...)`): moved whole, the test
+    goes into the op too, and so does its break."""
+    try:
+        return _block(ctx, statement, local)[0]
+    except DeclineError:
+        return statement  # a report beside it that cannot move: the call alone still can
 
 
 def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -> list[ast.Expr]:
