@@ -28,7 +28,7 @@ from .kinds import TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
-from .tensors import TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, unpack_kind
+from .tensors import TENSOR_CLASSES, TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, unpack_kind
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
@@ -922,10 +922,13 @@ class FunctionWalker:
         if truth is False:
             return self.walk_body(stmt.orelse)
         before = dict(self.evaluator.env)
+        narrowed = self._type_test(stmt.test)  # (name, kind where the test holds, kind where not)
+        if narrowed is not None:
+            self.evaluator.env = {**before, narrowed[0]: narrowed[1]}
         with self._arm(stmt.body, stmt):
             body_ends = self.walk_body(stmt.body)
         after_body = self.evaluator.env
-        self.evaluator.env = dict(before)
+        self.evaluator.env = dict(before) if narrowed is None else {**before, narrowed[0]: narrowed[2]}
         with self._arm(stmt.orelse, stmt):
             else_ends = self.walk_body(stmt.orelse)
         if body_ends and not else_ends:
@@ -935,6 +938,37 @@ class FunctionWalker:
         else:
             self.evaluator.env = merge_envs(after_body, self.evaluator.env)
         return body_ends and else_ends
+
+    def _type_test(self, test: ast.expr) -> tuple[str, Kind, Kind] | None:
+        """`isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`, negated or not) on a local name:
+        the kinds `x` has where the test holds and where it does not. A tensor in one arm is none
+        in the other (captum's `else: raise AssertionError("Target type %r ..." % target)` after
+        `elif isinstance(target, torch.Tensor)` formats no tensor); `isinstance(x, (int, tuple))`
+        makes `x` no tensor where it holds."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)) or test.keywords:
+            return None
+        name = test.args[0].id
+        callee = self.evaluator.qualname(test.func)
+        if callee == "torch.is_tensor" and len(test.args) == 1:
+            classes = ["torch.Tensor"]
+        elif callee == "builtins.isinstance" and len(test.args) == 2:
+            spec = test.args[1]
+            parts = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+            classes = [self.evaluator.qualname(p) or "?" for p in parts]
+        else:
+            return None
+        current = self.evaluator.env.get(name, Kind.UNKNOWN)
+        not_tensor = Kind.UNKNOWN if current in TENSOR_KINDS else current
+        if all(c in TENSOR_CLASSES for c in classes):
+            inside, outside = (current if current in TENSOR_KINDS else Kind.TENSOR), not_tensor
+        elif all(c in PYTHON_VALUE_CLASSES for c in classes):
+            inside, outside = Kind.PY, current
+        else:
+            return None
+        return (name, outside, inside) if negated else (name, inside, outside)
 
     def _loop_body(self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str) -> None:
         """Walk a loop body as the first iteration sees it, and once more only if the body changes
@@ -1092,6 +1126,10 @@ class FunctionWalker:
         return False
 
 
+# Classes an `isinstance` test names that no tensor is an instance of.
+PYTHON_VALUE_CLASSES = frozenset(
+    {*(f"builtins.{name}" for name in ("int", "float", "bool", "complex", "str", "bytes", "tuple", "list", "dict", "set", "frozenset")), "numbers.Number"}
+)
 _ITERATOR_BUILDERS = frozenset(f"builtins.{name}" for name in ("enumerate", "zip", "map", "filter", "reversed", "iter"))
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type

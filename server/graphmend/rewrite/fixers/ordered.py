@@ -84,7 +84,14 @@ class OrderedEffectFixer:
             # once per function: an `if` with 2,000 tensor operands has 2,000 findings in one function
             if not ctx.remember(("check-like", id(function)), lambda: is_check_like(function)):
                 raise
-        return _plan_check_calls(finding, ctx, function)
+        try:
+            return _plan_check_calls(finding, ctx, function)
+        except DeclineError as declined:
+            if finding.code in self.narrow and declined.key in ("check-function", "check-function-result", "check-function-no-call"):
+                # a mask or count in a function that also raises somewhere, whose calls cannot
+                # move: not this fixer's pattern (the selection fixers' reason says more)
+                raise DeclineError("not-effect-only", f"the finding is not in a report or a check, and {declined.reason}") from None
+            raise
 
     def _plan_statement(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding)
@@ -106,6 +113,7 @@ class OrderedEffectFixer:
         while following and not _reads(following[-1], bound):
             following.pop()
         effects = effects + [e for s in following for e in effect_of(ctx, s, local) or []]
+        _check_no_tensor_text(ctx, function, [block, *following], prelude)
         if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in ast.walk(block)):
             raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than compute what a report or check reads")
         peel = 0 if head else _python_prefix(ctx, block)
@@ -118,6 +126,7 @@ class OrderedEffectFixer:
             if not prelude or any(stmt is a for a in prelude):
                 raise
             prelude, following = [], []  # the block alone still moves; the assignment before it keeps its break
+            _check_no_tensor_text(ctx, function, [block], prelude)
             site = build_site(ctx, function, block, peel, head=head)
         unknown = next((p for p in site.params if p.type == VALUE), None)
         if unknown is not None and any(e.what == "report" for e in effects):
@@ -368,8 +377,47 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: li
 
 
 def _breaks(ctx: FixContext, assignment: ast.Assign) -> bool:
+    """The assignment must move with the block: it breaks, or it formats a tensor into text
+    (`msg = f"step {n}: x={x}"`), which dynamo builds while tracing as a value no op can take."""
     span = ctx.span(assignment.value)
-    return any(span.contains(f.span) for f in ctx.result.findings)
+    return any(span.contains(f.span) for f in ctx.result.findings) or formats_tensor(ctx, assignment.value)
+
+
+def _check_no_tensor_text(ctx: FixContext, function: Function, moved: list[ast.stmt], prelude: list[ast.Assign]) -> None:
+    """Decline where the moved code reads a local holding text formatted from a tensor that stays
+    behind (it is read again later, or bound more than once): dynamo cannot pass that text to the
+    op, so the call would break where the original statement did."""
+    reads = {n.id for s in moved for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    staying = {id(a) for a in prelude}
+    for node in own_nodes(function):
+        if not isinstance(node, ast.Assign) or id(node) in staying:
+            continue
+        name = _single_name(node)
+        if name in reads and formats_tensor(ctx, node.value):
+            raise DeclineError(
+                "tensor-text",
+                f"`{name}` holds text formatted from a tensor (`{ctx.excerpt(node.value, 40)}`, line {node.lineno}), which dynamo cannot pass into the op",
+            )
+
+
+def formats_tensor(ctx: FixContext, value: ast.expr) -> bool:
+    """`value` builds text from a tensor's values: an f-string field, `str`/`repr`/`format` of
+    one, `"...".format(t)` or `"..." % t`."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.FormattedValue) and ctx.kind(node.value) in TENSOR_KINDS:
+            return True
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func)
+            textual = name in ("builtins.str", "builtins.repr", "builtins.format") or (
+                isinstance(node.func, ast.Attribute) and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)
+            )
+            if textual and any(ctx.kind(a) in TENSOR_KINDS for a in [*node.args, *(k.value for k in node.keywords)]):
+                return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            operands = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+            if any(ctx.kind(o) in TENSOR_KINDS for o in operands):
+                return True
+    return False
 
 
 def _following_reports(ctx: FixContext, block: ast.stmt, local: set[str]) -> list[ast.stmt]:
