@@ -177,3 +177,29 @@ def test_inductor_runs_two_ordered_ops_in_program_order(tmp_path: Path, capsys: 
         torch._dynamo.reset()
     lines = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert lines == ["loss", "max", "loss", "max"]
+
+
+def test_two_reporting_calls_in_one_if_move_as_one_op() -> None:
+    """Both calls of a reporting function in one tensor `if` widen to that `if`: it moves once, and
+    no second op function is written that nothing calls."""
+    source = '''
+import warnings
+
+import torch
+
+
+def report(msg):
+    warnings.warn(msg, stacklevel=2)
+
+
+@torch.compile
+def f(x):
+    if (x < 0).any():
+        report("negative values")
+        report("check your input")
+    return x * 2
+'''
+    fixed = fix_source(source, "case.py").fixed
+    defined = [line for line in fixed.splitlines() if line.startswith("def _graphmend_f_")]
+    assert len(defined) == 1, defined
+    assert fixed.count(defined[0][4:].split("(")[0] + "(") == 2  # defined once, called once

@@ -1129,7 +1129,7 @@ def own_nodes(function: ast.AST) -> list[ast.AST]:
 
 def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | None]]:
     """Each name `function` binds, with the value of each plain `name = value` binding in its own
-    body and None for any other binding (a tuple target, `+=`, `for`, `with`, `del`, an import,
+    body, the statement of each `name op= value`, and None for any other binding (a tuple target, `for`, `with`, `del`, an import,
     `except ... as`, a nested `def` or `class`, a `match` capture, a nested function's `nonlocal`)."""
     values: dict[str, list[ast.expr | None]] = {}
     plain: set[int] = set()
@@ -1138,6 +1138,9 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             values.setdefault(node.targets[0].id, []).append(node.value)
             plain.add(id(node.targets[0]))
+        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+            values.setdefault(node.target.id, []).append(node)  # type: ignore[arg-type]
+            plain.add(id(node.target))
     other: list[str] = []
     for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and id(node) not in plain:
@@ -1156,7 +1159,12 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
     return values
 
 
-def _keeps_kind(value: ast.expr | None, name: str) -> bool:
+def _keeps_kind(value: ast.expr | ast.AugAssign | None, name: str) -> bool:
+    """`t = -t`, `t = t.contiguous()`, or `t += ...`: on a tensor (the only kind handed back to a
+    caller, `_returned_elements`) an augmented assignment works in place and keeps it a tensor
+    (torchmetrics' `var_x += ...` in `_pearson_corrcoef_update`)."""
+    if isinstance(value, ast.AugAssign):
+        return True
     if isinstance(value, ast.UnaryOp) and isinstance(value.op, (ast.USub, ast.UAdd)):
         return isinstance(value.operand, ast.Name) and value.operand.id == name
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and not value.args and not value.keywords:

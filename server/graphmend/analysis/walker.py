@@ -944,7 +944,7 @@ class FunctionWalker:
         the kinds `x` has where the test holds and where it does not. A tensor in one arm is none
         in the other (captum's `else: raise AssertionError("Target type %r ..." % target)` after
         `elif isinstance(target, torch.Tensor)` formats no tensor); `isinstance(x, (int, tuple))`
-        makes `x` no tensor where it holds."""
+        makes `x` no tensor where it holds (a plain value, unless a container class is named)."""
         negated = False
         while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test, negated = test.operand, not negated
@@ -966,6 +966,10 @@ class FunctionWalker:
             inside, outside = (current if current in TENSOR_KINDS else Kind.TENSOR), not_tensor
         elif all(c in PYTHON_VALUE_CLASSES for c in classes):
             inside, outside = Kind.PY, current
+        elif all(c in PYTHON_VALUE_CLASSES | CONTAINER_CLASSES for c in classes):
+            # `isinstance(xs, (list, tuple))` of what was taken for a tensor (a compiled entry's
+            # parameter): a container, whose items are taken for tensors in turn
+            inside, outside = (Kind.TENSORS if current in TENSOR_KINDS else current), current
         else:
             return None
         return (name, outside, inside) if negated else (name, inside, outside)
@@ -1126,10 +1130,10 @@ class FunctionWalker:
         return False
 
 
-# Classes an `isinstance` test names that no tensor is an instance of.
-PYTHON_VALUE_CLASSES = frozenset(
-    {*(f"builtins.{name}" for name in ("int", "float", "bool", "complex", "str", "bytes", "tuple", "list", "dict", "set", "frozenset")), "numbers.Number"}
-)
+# Classes an `isinstance` test names: plain Python values, and containers (which may hold
+# tensors: no tensor themselves, but not plain values either).
+PYTHON_VALUE_CLASSES = frozenset({*(f"builtins.{name}" for name in ("int", "float", "bool", "complex", "str", "bytes")), "numbers.Number"})
+CONTAINER_CLASSES = frozenset(f"builtins.{name}" for name in ("tuple", "list", "dict", "set", "frozenset"))
 _ITERATOR_BUILDERS = frozenset(f"builtins.{name}" for name in ("enumerate", "zip", "map", "filter", "reversed", "iter"))
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type

@@ -17,7 +17,8 @@ import ast
 
 from ..analysis.kinds import TENSOR_KINDS
 from .context import FixContext
-from .effects import CALLER_KEYWORDS, EFFECT_FUNCTIONS, LOGGER_METHODS
+from .effects import CALLER_KEYWORDS, EFFECT_FUNCTIONS, LOGGER_METHODS, MUTATING_METHODS
+from .model import DeclineError
 from .ordered_site import READING_BUILTINS
 from .purity import RANDOM
 
@@ -194,17 +195,52 @@ def reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
     return depth < 3 and any(reaches_check(ctx, ctx.index.functions[name], depth + 1) for name in called if name in ctx.index.functions)
 
 
+def module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> str | None:
+    """A module-level name `callee` reads (`STATE` of `STATE['step']`) that `caller` changes
+    (`STATE["step"] += 1`, `STATE.update(...)`, `global STATE`): dynamo applies such a change
+    after the graph, while an op holding the call runs inside it and would read the old value."""
+    own = {a.arg for a in ast.walk(callee) if isinstance(a, ast.arg)} | {n.id for n in ast.walk(callee) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    others = set(ctx.index.functions) | set(ctx.index.classes) | set(ctx.index.imports)
+    read = {n.id for n in ast.walk(callee) if isinstance(n, ast.Name) and n.id not in own and n.id in ctx.index.top_level_names and n.id not in others}
+    if not read:
+        return None
+    for node in ast.walk(caller):
+        changed: ast.expr | None = None
+        if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
+            changed = node
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in MUTATING_METHODS:
+            changed = node.func.value
+        elif isinstance(node, ast.Global):
+            hit = next((name for name in node.names if name in read), None)
+            if hit is not None:
+                return hit
+        while isinstance(changed, (ast.Subscript, ast.Attribute)):
+            changed = changed.value
+        if isinstance(changed, ast.Name) and changed.id in read:
+            return changed.id
+    return None
+
+
 def reporting_function(ctx: FixContext, call: ast.Call, local: set[str]) -> ast.FunctionDef | None:
     """The module-level function of this file that `call` calls, when calling it only reports
     (torchmetrics' `rank_zero_warn(message)` around `warnings.warn`): such a call is a report like
     `print`, and an `if <tensor test>:` holding only it moves into the op whole, test included.
-    None for a function that checks (its exceptions are not this block's to name) or does more."""
+    None for a function that checks (its exceptions are not this block's to name) or does more;
+    raises DeclineError where it reads module state the calling function changes."""
     func = call.func
     if not isinstance(func, ast.Name) or func.id in local or func.id not in ctx.index.functions:
         return None
     callee = ctx.index.functions[func.id]
     only_reports = ctx.remember(("reports-only", id(callee)), lambda: check_function_reason(ctx, callee) is None and not reaches_check(ctx, callee))
-    return callee if only_reports and isinstance(callee, ast.FunctionDef) else None
+    if not only_reports or not isinstance(callee, ast.FunctionDef):
+        return None
+    caller = ctx.function_of(call)
+    changed = module_state_changed(ctx, callee, caller) if caller is not None else None
+    if changed is not None:
+        raise DeclineError(
+            "module-state", f"`{callee.name}` reads `{changed}`, which this function changes: inside the graph the op would read it before that change"
+        )
+    return callee
 
 
 def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:

@@ -106,7 +106,8 @@ class _Lifter:
         self.speculating = 0
         # `ast.dump`s of what the block's tests evaluate on every call: read again at the call
         # site, such a value cannot raise where the original did not (it already read it)
-        self.evaluated: set[str] = set()
+        # (mapped to the names each reads: an arm that rebinds one before raising drops it)
+        self.evaluated: dict[str, frozenset[str]] = {}
 
     @contextlib.contextmanager
     def guarded_by(self, *guards: ast.expr) -> Iterator[None]:
@@ -133,7 +134,8 @@ class _Lifter:
         always evaluates is recorded as safe to read again (`self.num_classes - 1` in MONAI's
         `if torch.max(y) != self.num_classes - 1: raise ValueError(f"... {self.num_classes-1}")`)."""
         if not conditional:
-            self.evaluated.update(ast.dump(e) for e in always_evaluated(expr))
+            for part in always_evaluated(expr):
+                self.evaluated[ast.dump(part)] = frozenset(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
         self.expr(expr, conditional)
 
     def reads_safely(self, expr: ast.expr) -> bool:
@@ -193,6 +195,7 @@ class _Lifter:
             assert isinstance(target, ast.Name) and stmt.value is not None  # effects._raising_prelude
             self.expr(stmt.value, conditional)
             self.local.discard(target.id)
+            self.evaluated = {dump: names for dump, names in self.evaluated.items() if target.id not in names}
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (self.calls_as_values or self.calls_reporting_function(stmt.value)):
             self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

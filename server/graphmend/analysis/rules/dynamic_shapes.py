@@ -44,7 +44,7 @@ class BooleanMaskIndex(Rule):
         # A value of unknown kind indexed by a bool tensor (`self.distance_metric(a, b)[labels
         # == 0]`, sentence-transformers): only a tensor (or an array dynamo traces as one) takes
         # a bool tensor index; a mask known only by its name needs the value known a tensor.
-        if indexed not in TENSOR_KINDS and indexed is not Kind.UNKNOWN:
+        if indexed not in TENSOR_KINDS and (indexed is not Kind.UNKNOWN or _own_getitem(ctx)):
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
@@ -52,6 +52,12 @@ class BooleanMaskIndex(Rule):
             if ctx.kind(part) in BOOL_KINDS or (indexed in TENSOR_KINDS and ctx.named_mask(inner)):  # `x[~mask]` selects as `x[mask]` does
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
+
+
+def _own_getitem(ctx: RuleContext) -> bool:
+    """A class of the file defines `__getitem__`: a value of unknown kind may be one of its
+    instances, whose indexing dynamo inlines as the class says (no selection, no break)."""
+    return any("__getitem__" in info.methods for info in ctx.index.classes.values())
 
 
 class OneHotWithoutClassCount(TensorOpRule):

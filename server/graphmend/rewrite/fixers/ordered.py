@@ -36,7 +36,7 @@ from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
 from ...analysis.symbols import ClassInfo
 from ...findings import Finding
 from ...quoting import excerpt
-from ..check_functions import call_statements, check_function_reason, is_check_like, reaches_check
+from ..check_functions import call_statements, check_function_reason, is_check_like, module_state_changed, reaches_check
 from ..context import FixContext
 from ..effects import MUTATING_METHODS, EffectCall, effect_of, makes_metric_recorder
 from ..flow import read_after
@@ -44,7 +44,7 @@ from ..model import DeclineError, Fix, Safety
 from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
 from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
 from ..purity import check_pure, is_pure
-from ..py_types import VALUE, Function, own_nodes
+from ..py_types import STR, VALUE, Function, own_nodes, value_type
 
 # Declines of a report that reads its caller's frame, or a logger it was passed: the report
 # cannot move alone, but the call of a function that only reports may move whole.
@@ -71,8 +71,8 @@ class OrderedEffectFixer:
                 raise  # a report or check that cannot move as it is: that is the reason
             node = ctx.node_for(finding)
             function = ctx.function_of(node) if node is not None else None
-            if function is None or function not in ctx.tree.body:
-                raise
+            if function is None or function not in ctx.tree.body or function.name in ctx.result.entries:
+                raise  # a compiled entry's own calls are not in the compiled code: moving them helps nothing
             if declined.key in _CALLER_BOUND:
                 # `logger.log(level, msg, stacklevel=2)` with the logger a parameter: the statement
                 # cannot move, but a call of a function that only reports can, whole
@@ -200,12 +200,22 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
     by_caller: dict[int, tuple[Function, dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel]]] = {}
     sites: list[tuple[Function, str]] = []
     taken: set[str] = set()
+    blocks: list[ast.stmt] = []
     for statement in statements:
         caller = ctx.function_of(statement)
         if caller is None or caller is function:
             raise DeclineError("check-function-no-call", f"`{function.name}` is called outside a function or by itself")
         local = local_names(ctx, caller)
+        for callee in callees.values():
+            changed = module_state_changed(ctx, callee, caller)
+            if changed is not None:
+                raise DeclineError(
+                    "module-state", f"`{callee.name}` reads `{changed}`, which `{caller.name}` changes: inside the graph the op would read it before that change"
+                )
         block = statement if checks else _widened(ctx, statement, local)
+        if any(ctx.contains(moved, block) for moved in blocks):
+            continue  # a second call in an `if` already moving whole
+        blocks.append(block)
         if checks:  # a report that fails nothing may run before or after the caller's other work
             _check_no_state_change(ctx, caller, statement, local)
             tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
@@ -247,9 +257,11 @@ def _widened(ctx: FixContext, statement: ast.Expr, local: set[str]) -> ast.stmt:
     hold only reports (`if (var < bound).any(): rank_zero_warn(...)`): moved whole, the test
     goes into the op too, and so does its break."""
     try:
-        return _block(ctx, statement, local)[0]
+        block, effects = _block(ctx, statement, local)
     except DeclineError:
         return statement  # a report beside it that cannot move: the call alone still can
+    # an `if` that also raises is a check: it moves by the statement path, with its safeguards
+    return statement if any(e.what == "check" for e in effects) else block
 
 
 def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -> list[ast.Expr]:
@@ -380,7 +392,7 @@ def _breaks(ctx: FixContext, assignment: ast.Assign) -> bool:
     """The assignment must move with the block: it breaks, or it formats a tensor into text
     (`msg = f"step {n}: x={x}"`), which dynamo builds while tracing as a value no op can take."""
     span = ctx.span(assignment.value)
-    return any(span.contains(f.span) for f in ctx.result.findings) or formats_tensor(ctx, assignment.value)
+    return any(span.contains(f.span) for f in ctx.result.findings) or formats_tensor(ctx, assignment.value, ctx.function_of(assignment))
 
 
 def _check_no_tensor_text(ctx: FixContext, function: Function, moved: list[ast.stmt], prelude: list[ast.Assign]) -> None:
@@ -390,30 +402,33 @@ def _check_no_tensor_text(ctx: FixContext, function: Function, moved: list[ast.s
     reads = {n.id for s in moved for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     staying = {id(a) for a in prelude}
     for node in own_nodes(function):
-        if not isinstance(node, ast.Assign) or id(node) in staying:
+        if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or node.value is None or id(node) in staying:
             continue
-        name = _single_name(node)
-        if name in reads and formats_tensor(ctx, node.value):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        name = next((n for n in sorted(bound) if n in reads), None)
+        if name is not None and formats_tensor(ctx, node.value, function):
             raise DeclineError(
                 "tensor-text",
                 f"`{name}` holds text formatted from a tensor (`{ctx.excerpt(node.value, 40)}`, line {node.lineno}), which dynamo cannot pass into the op",
             )
 
 
-def formats_tensor(ctx: FixContext, value: ast.expr) -> bool:
+def formats_tensor(ctx: FixContext, value: ast.expr, function: Function | None = None) -> bool:
     """`value` builds text from a tensor's values: an f-string field, `str`/`repr`/`format` of
-    one, `"...".format(t)` or `"..." % t`."""
+    one, `"...".format(t)`, or `"..." % t` (with `function`, where a text's type is known)."""
     for node in ast.walk(value):
         if isinstance(node, ast.FormattedValue) and ctx.kind(node.value) in TENSOR_KINDS:
             return True
         if isinstance(node, ast.Call):
             name = ctx.qualname(node.func)
+            # `.format` of anything but a tensor is taken for str.format (`TEMPLATE.format(x)`)
             textual = name in ("builtins.str", "builtins.repr", "builtins.format") or (
-                isinstance(node.func, ast.Attribute) and node.func.attr == "format" and isinstance(node.func.value, ast.Constant)
+                isinstance(node.func, ast.Attribute) and node.func.attr == "format" and ctx.kind(node.func.value) not in TENSOR_KINDS
             )
             if textual and any(ctx.kind(a) in TENSOR_KINDS for a in [*node.args, *(k.value for k in node.keywords)]):
                 return True
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod) and function is not None and value_type(ctx, node.left, function) == STR:
             operands = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
             if any(ctx.kind(o) in TENSOR_KINDS for o in operands):
                 return True
