@@ -1,0 +1,84 @@
+"""sentence-transformers OnlineContrastiveLoss.forward (hard-pair mining on a distance matrix).
+
+Source: https://github.com/UKPLab/sentence-transformers/blob/master/sentence_transformers/losses/OnlineContrastiveLoss.py
+(distance metric: SiameseDistanceMetric.COSINE_DISTANCE from losses/ContrastiveLoss.py). The
+SentenceTransformer is reduced to one Linear layer producing "sentence_embedding".
+
+Breaks: boolean-mask gathers `distance_matrix[labels == 0]`, `negs[negs < ...]` (data-dependent
+output shapes) and `len(poss) > 1` on a data-dependent length.
+
+HAND: masked sums -- counts via `mask.sum()`, the thresholds via `torch.where` on the counts,
+`poss.max()` as a max over `where(mask, d, -inf)`, `negs.mean()` as a masked sum / count, and the
+two losses as sums over `where(selected, ..., 0)`. Same values and gradients (the unselected
+entries contribute exact zeros).
+"""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+KIND = "bool-mask gather + len"
+GRAD = True
+
+
+class SiameseDistanceMetric:
+    EUCLIDEAN = lambda x, y: F.pairwise_distance(x, y, p=2)  # noqa: E731
+    MANHATTAN = lambda x, y: F.pairwise_distance(x, y, p=1)  # noqa: E731
+    COSINE_DISTANCE = lambda x, y: 1 - F.cosine_similarity(x, y)  # noqa: E731
+
+
+class TinySentenceModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(6, 4)
+
+    def forward(self, features):
+        features["sentence_embedding"] = self.proj(features["token_embeddings"])
+        return features
+
+
+class OnlineContrastiveLoss(nn.Module):
+    def __init__(self, model, distance_metric=SiameseDistanceMetric.COSINE_DISTANCE, margin: float = 0.5):
+        super(OnlineContrastiveLoss, self).__init__()
+        self.model = model
+        self.margin = margin
+        self.distance_metric = distance_metric
+
+    def forward(self, sentence_features, labels, size_average=False):
+        embeddings = [self.model(sentence_feature)["sentence_embedding"] for sentence_feature in sentence_features]
+
+        distance_matrix = self.distance_metric(embeddings[0], embeddings[1])
+        negs = distance_matrix[labels == 0]
+        poss = distance_matrix[labels == 1]
+
+        # select hard positive and hard negative pairs
+        negative_pairs = negs[negs < (poss.max() if len(poss) > 1 else negs.mean())]
+        positive_pairs = poss[poss > (negs.min() if len(negs) > 1 else poss.mean())]
+
+        positive_loss = positive_pairs.pow(2).sum()
+        negative_loss = F.relu(self.margin - negative_pairs).pow(2).sum()
+        loss = positive_loss + negative_loss
+        return loss
+
+
+def make():
+    torch.manual_seed(0)
+    return OnlineContrastiveLoss(TinySentenceModel())
+
+
+def _pair(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return [{"token_embeddings": torch.randn(n, 6, generator=g)}, {"token_embeddings": torch.randn(n, 6, generator=g)}]
+
+
+def inputs():
+    return [
+        (_pair(6, 1), torch.tensor([1, 0, 1, 0, 1, 0])),
+        (_pair(6, 2), torch.tensor([1, 1, 1, 0, 0, 0])),
+        (_pair(5, 3), torch.tensor([0, 0, 0, 0, 1])),          # one positive -> negs.mean()
+        (_pair(5, 4), torch.tensor([1, 1, 1, 1, 0])),          # one negative -> poss.mean()
+        (_pair(4, 5), torch.tensor([1, 1, 1, 1])),             # no negatives
+        (_pair(4, 6), torch.tensor([0, 0, 0, 0])),             # no positives
+        (_pair(8, 7), torch.tensor([0, 1, 0, 1, 1, 0, 0, 1])),
+        (_pair(3, 8), torch.tensor([1, 0, 0])),
+        (_pair(2, 9), torch.tensor([1, 0])),
+    ]
