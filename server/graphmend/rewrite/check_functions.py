@@ -198,10 +198,21 @@ def reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
 def module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> str | None:
     """A module-level name `callee` reads (`STATE` of `STATE['step']`) that `caller` changes
     (`STATE["step"] += 1`, `STATE.update(...)`, `global STATE`): dynamo applies such a change
-    after the graph, while an op holding the call runs inside it and would read the old value."""
-    own = {a.arg for a in ast.walk(callee) if isinstance(a, ast.arg)} | {n.id for n in ast.walk(callee) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    after the graph, while an op holding the call runs inside it and would read the old value.
+    Asked once per pair (effects.py asks it of every statement it looks at)."""
+    return ctx.remember(("module-state-changed", id(callee), id(caller)), lambda: _module_state_changed(ctx, callee, caller))
+
+
+def _module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> str | None:
+    own: set[str] = set()
+    loaded: set[str] = set()
+    for node in ast.walk(callee):
+        if isinstance(node, ast.arg):
+            own.add(node.arg)
+        elif isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else own).add(node.id)
     others = set(ctx.index.functions) | set(ctx.index.classes) | set(ctx.index.imports)
-    read = {n.id for n in ast.walk(callee) if isinstance(n, ast.Name) and n.id not in own and n.id in ctx.index.top_level_names and n.id not in others}
+    read = {name for name in loaded - own if name in ctx.index.top_level_names and name not in others}
     if not read:
         return None
     for node in ast.walk(caller):

@@ -44,29 +44,18 @@ def plan_with_mask_named(
     bound to a fresh name on a new line before `binding`; its edits turned into edits of the
     original text. Raises `declined` where the hoisting does not apply or `plan` declines on the
     hoisted text too."""
-    function = ctx.function_of(binding)
-    line = ctx.source.lines[binding.lineno - 1]
-    indent = line[: binding.col_offset]
-    if function is None or indent.strip() or _shares_a_line(ctx, binding):
-        raise declined
+    function, value = _hoistable(ctx, binding, declined)
     try:
         check_pure(ctx, mask, "the mask (now computed before the statement)")
     except DeclineError:
         raise declined from None
-    value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) else None
-    if value is None or not _cannot_change(ctx, value, mask_roots(mask)):
+    if not _cannot_change(ctx, value, mask_roots(mask)):
         raise declined  # its other parts now run after the mask: `t.add_(1)[t > 0]` would see another `t`
     if not is_fresh(ctx, mask) and mask_reads_changed(ctx, function, ast.walk(function), binding, mask_roots(mask)) is not None:
         raise declined  # `m.bool()` may be `m` itself: the name would follow later changes to `m`
-    text = ctx.code(mask)
-    if "\n" in text:
-        raise declined  # replaced by a name, it would move the lines after it
-    name = _fresh_name(function)
-    edits = [Edit(Span(binding.lineno, 0, binding.lineno, 0), f"{indent}{name} = {text}\n")]
-    edits += [Edit(ctx.span(node), name) for node in _same_mask_reads(ctx, function, binding, mask)]
-    moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
+    reads = _same_mask_reads(ctx, function, binding, mask)
     why = f"the mask `{ctx.excerpt(mask, 30)}` is computed once, before the selection, and read by name"
-    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(mask, 30)})
+    return _plan_hoisted(finding, ctx, binding, mask, reads, MASK_NAME, why, declined, plan)
 
 
 def plan_with_selected_named(
@@ -78,22 +67,48 @@ def plan_with_selected_named(
     names. Only where `selected` is the first thing the statement evaluates (`_evaluated_first`):
     bound just before it, it runs at the same point, so whatever it does (raise on an index out
     of range, draw random numbers) happens as it did. Raises `declined` where this does not apply."""
-    function = ctx.function_of(binding)
-    line = ctx.source.lines[binding.lineno - 1]
-    indent = line[: binding.col_offset]
-    if function is None or indent.strip() or _shares_a_line(ctx, binding) or isinstance(selected, ast.Name):
+    _, value = _hoistable(ctx, binding, declined)
+    if isinstance(selected, ast.Name) or ctx.kind(selected) not in TENSOR_KINDS or not _evaluated_first(value, selected):
         raise declined
-    value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) else None
-    if value is None or ctx.kind(selected) not in TENSOR_KINDS or not _evaluated_first(value, selected):
-        raise declined
-    text = ctx.code(selected)
-    if "\n" in text:
-        raise declined
-    name = _fresh_name(function, SELECTED_NAME)
-    edits = [Edit(Span(binding.lineno, 0, binding.lineno, 0), f"{indent}{name} = {text}\n"), Edit(ctx.span(selected), name)]
-    moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
     why = f"the selected tensor `{ctx.excerpt(selected, 30)}` is computed once, before the selection, and read by name"
-    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(selected, 30)})
+    return _plan_hoisted(finding, ctx, binding, selected, [selected], SELECTED_NAME, why, declined, plan)
+
+
+def _hoistable(ctx: FixContext, binding: ast.stmt, declined: DeclineError) -> tuple[ast.AST, ast.expr]:
+    """The function around `binding` and its value, where a line can go just before it: it starts
+    its own line in a block, and has a value (raises `declined` otherwise)."""
+    function = ctx.function_of(binding)
+    indent = ctx.source.lines[binding.lineno - 1][: binding.col_offset]
+    value = binding.value if isinstance(binding, (ast.Assign, ast.AnnAssign, ast.Expr, ast.Return)) else None
+    if function is None or indent.strip() or _shares_a_line(ctx, binding) or value is None:
+        raise declined
+    return function, value
+
+
+def _plan_hoisted(
+    finding: Finding,
+    ctx: FixContext,
+    binding: ast.stmt,
+    hoisted: ast.expr,
+    reads: list[ast.expr],
+    base: str,
+    why: str,
+    declined: DeclineError,
+    plan: Callable[[Finding, FixContext], Fix],
+) -> Fix:
+    """`plan` on the variant with `hoisted` bound to a fresh name (`base`, numbered) on a new line
+    before `binding`, and each of `reads` replaced by that name."""
+    text = ctx.code(hoisted)
+    if "\n" in text:
+        raise declined  # replaced by a name, it would move the lines after it
+    function = ctx.function_of(binding)
+    assert function is not None  # _hoistable
+    name = _fresh_name(function, base)
+    indent = ctx.source.lines[binding.lineno - 1][: binding.col_offset]
+    edits = [Edit(Span(binding.lineno, 0, binding.lineno, 0), f"{indent}{name} = {text}\n")]
+    edits += [Edit(ctx.span(node), name) for node in reads]
+    moved = finding.span.start_line + (1 if finding.span.start_line >= binding.lineno else 0)
+    return plan_on_variant(finding, ctx, apply_edits(ctx.text, edits), moved, declined, plan, why, {name: ctx.excerpt(hoisted, 30)})
 
 
 def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:

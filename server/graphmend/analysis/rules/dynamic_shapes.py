@@ -44,12 +44,16 @@ class BooleanMaskIndex(Rule):
         # A value of unknown kind indexed by a bool tensor (`self.distance_metric(a, b)[labels
         # == 0]`, sentence-transformers): only a tensor (or an array dynamo traces as one) takes
         # a bool tensor index; a mask known only by its name needs the value known a tensor.
-        if indexed not in TENSOR_KINDS and (indexed is not Kind.UNKNOWN or _own_getitem(ctx)):
+        if indexed not in TENSOR_KINDS and indexed is not Kind.UNKNOWN:
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
             inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) else part
-            if ctx.kind(part) in BOOL_KINDS or (indexed in TENSOR_KINDS and ctx.named_mask(inner)):  # `x[~mask]` selects as `x[mask]` does
+            if indexed in TENSOR_KINDS:
+                selects = ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)  # `x[~mask]` selects as `x[mask]` does
+            else:  # asked last: any subscript of a value of unknown kind gets here
+                selects = ctx.kind(part) in BOOL_KINDS and not _own_getitem(ctx)
+            if selects:
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
 
