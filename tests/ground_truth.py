@@ -6,6 +6,10 @@ case can reach several branch outcomes; without it, the compiled function `f` is
 `torch.randn(4)`. `GRAPHMEND_CONFIG = {"compile-forward": False}` at module level sets options. Functions already wrapped by `@torch.compile` are unwrapped and recompiled with
 a graph-counting backend.
 
+Functions nothing in the case compiles may still be reported, `if_compiled`, as breaks should they
+be compiled (analysis/uncompiled.py): those lines carry `# expect if compiled: GM201`, and the case's
+`sample_if_compiled()` returns callables that compile them, so that dynamo confirms each such finding.
+
 Agreement means, for the lines of the case file:
 - the analyser reports exactly the marked (line, code) pairs;
 - every break dynamo logs lies inside the span of a finding, and every finding covers a logged
@@ -37,12 +41,13 @@ from graphmend.findings import Finding
 from graphmend.runtime.worker import capture, locate
 
 EXPECT = re.compile(r"#\s*expect:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
+EXPECT_IF_COMPILED = re.compile(r"#\s*expect if compiled:\s*(GM\d{3}(?:\s*,\s*GM\d{3})*)")
 
 
-def expected_findings(source: str) -> set[tuple[int, str]]:
+def expected_findings(source: str, marker: re.Pattern[str] = EXPECT) -> set[tuple[int, str]]:
     expected = set()
     for number, line in enumerate(source.splitlines(), start=1):
-        match = EXPECT.search(line)
+        match = marker.search(line)
         if match:
             expected |= {(number, code.strip()) for code in match.group(1).split(",")}
     return expected
@@ -77,34 +82,37 @@ def import_case(path: Path) -> Any:
     return module
 
 
-def samples(module: Any) -> list[tuple[Any, tuple, dict]]:
+def samples(module: Any, factory: str = "sample") -> list[tuple[Any, tuple, dict]]:
     import torch
 
-    if hasattr(module, "sample"):
-        produced = module.sample()
+    if hasattr(module, factory):
+        produced = getattr(module, factory)()
         triples = produced if isinstance(produced, list) else [produced]
-    else:
+    elif factory == "sample":
         triples = [(module.f, (torch.randn(4),), {})]
+    else:
+        triples = []
     return [(_unwrap(fn), tuple(args), dict(kwargs or {})) for fn, args, kwargs in triples]
 
 
-def run_dynamo(path: Path) -> Observed:
+def run_dynamo(path: Path, factory: str = "sample") -> Observed:
+    """What dynamo logs compiling the callables the case's `factory` returns."""
     import torch._dynamo.config as dynamo_config
 
     snapshot = dynamo_config.get_config_copy()  # a case may set process-wide flags
     try:
-        return _run_dynamo(path)
+        return _run_dynamo(path, factory)
     finally:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             dynamo_config.load_config(snapshot)
 
 
-def _run_dynamo(path: Path) -> Observed:
+def _run_dynamo(path: Path, factory: str) -> Observed:
     module = import_case(path)
     observed = Observed()
     case_file = {os.path.realpath(path)}
-    for fn, args, kwargs in samples(module):
+    for fn, args, kwargs in samples(module, factory):
         quiet = io.StringIO()
         stdin, sys.stdin = sys.stdin, io.StringIO("c\n" * 50)  # input() and pdb read from here
         try:
@@ -136,7 +144,9 @@ def case_config(source: str) -> Config:
 def disagreements(path: Path, source: str) -> list[str]:
     """Everything on which the markers, the analyser and dynamo disagree (empty when they agree)."""
     problems: list[str] = []
-    findings = analyze(source, str(path), case_config(source), strict=True)
+    everything = analyze(source, str(path), case_config(source), strict=True)
+    findings = [f for f in everything if not f.if_compiled]
+    problems += _if_compiled_disagreements(path, source, everything)
     predicted = {(f.span.start_line, f.code) for f in findings}
     expected = expected_findings(source)
     for line, code in sorted(expected - predicted):
@@ -181,6 +191,29 @@ def disagreements(path: Path, source: str) -> list[str]:
             problems.append(f"{where}: effect {finding.effect!r}, but dynamo cannot resume: {_reasons(records)}")
     for line in sorted(set(observed.lines) - covered):
         problems.append(f"line {line}: dynamo breaks here ({_reasons(observed.lines[line])}) but no finding covers it")
+    return problems
+
+
+def _if_compiled_disagreements(path: Path, source: str, findings: list[Finding]) -> list[str]:
+    """The findings in functions nothing in the case compiles (`if_compiled`) against their
+    `# expect if compiled:` markers, and against dynamo compiling those functions: the callables the
+    case's `sample_if_compiled()` returns, which a case with such findings must have."""
+    conditional = [f for f in findings if f.if_compiled]
+    predicted = {(f.span.start_line, f.code) for f in conditional}
+    expected = expected_findings(source, EXPECT_IF_COMPILED)
+    problems = [f"line {line}: marked {code} if compiled, but the analyser does not report it so" for line, code in sorted(expected - predicted)]
+    problems += [f"line {line}: the analyser reports {code} if compiled without a marker" for line, code in sorted(predicted - expected)]
+    if not conditional:
+        return problems
+    if "def sample_if_compiled" not in source:
+        return [*problems, "findings in uncompiled functions, but no sample_if_compiled() to confirm them with dynamo"]
+    observed = run_dynamo(path, "sample_if_compiled")
+    for finding in conditional:
+        if not finding.latent and not any(finding.span.contains_line(line) for line in observed.lines):
+            problems.append(f"line {finding.span.start_line} {finding.code}: predicted a break if compiled; compiled, dynamo does not break there")
+    for line in sorted(observed.lines):
+        if not any(f.span.contains_line(line) for f in findings):
+            problems.append(f"line {line}: compiled by sample_if_compiled(), dynamo breaks here but no finding covers it")
     return problems
 
 

@@ -12,6 +12,7 @@ import pytest
 from graphmend import Config, analyze
 from graphmend.analysis import analyze_detailed
 from graphmend.config import ConfigError, config_from_table, rule_selected
+from graphmend.findings import Severity
 
 
 def codes(source: str, config: Config | None = None) -> list[tuple[int, str]]:
@@ -182,7 +183,14 @@ def test_code_outside_compiled_regions_is_not_flagged() -> None:
         def forward(self, x):
             print(x)
     """
-    assert codes(source) == []
+    findings = analyze(textwrap.dedent(source), strict=True)
+    # checked as if compiled (it works on tensors), but only as a break if it is compiled
+    assert [(f.span.start_line, f.code, f.if_compiled, f.severity) for f in findings] == [
+        (5, "GM301", True, Severity.INFO),
+        (5, "GM201", True, Severity.INFO),
+    ]
+    assert "Nothing GraphMend sees compiles `eager_helper`" in findings[0].message
+    assert codes(source, Config(check_uncompiled=False)) == []
 
 
 def test_forward_of_modules_is_compiled_unless_disabled() -> None:
@@ -195,7 +203,10 @@ def test_forward_of_modules_is_compiled_unless_disabled() -> None:
             return x + x.sum().item()
     """
     assert codes(source) == [(7, "GM201")]
-    assert codes(source, Config(compile_forward=False)) == []
+    assert not analyze(textwrap.dedent(source), strict=True)[0].if_compiled
+    assert codes(source, Config(compile_forward=False, check_uncompiled=False)) == []
+    # without compile-forward, a forward is one more function nothing known compiles
+    assert [f.if_compiled for f in analyze(textwrap.dedent(source), config=Config(compile_forward=False), strict=True)] == [True]
 
 
 def test_compile_call_targets_are_regions_even_without_forward_default() -> None:

@@ -350,11 +350,19 @@ class Scheduler:
 
 def test_functions_compiled_elsewhere_are_analysed_when_the_config_names_them(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "losses.py").write_text(HELPER, encoding="utf-8")
-    _, out, _ = run(capsys, "check", "--format", "json", "losses.py")
-    assert json.loads(out) == []  # nothing here is compiled as far as the file shows
+    code, out, _ = run(capsys, "check", "--format", "json", "losses.py")
+    # nothing here is compiled as far as the file shows: breaks only if compiled, no fix, exit 0
+    assert [(r["line"], r["code"], r["if_compiled"], r["severity"], r["fixable"]) for r in json.loads(out)] == [
+        (5, "GM101", True, "info", False),
+        (12, "GM201", True, "info", False),
+    ]
+    assert code == 0
+    _, out, _ = run(capsys, "check", "--format", "json", "--compiled-only", "losses.py")
+    assert json.loads(out) == []
     (project / "pyproject.toml").write_text('[tool.graphmend]\ncompiled = ["losses.py:accuracy", "*.py:Scheduler.step"]\n')
-    _, out, _ = run(capsys, "check", "--format", "json", "losses.py")
-    assert [(r["line"], r["code"]) for r in json.loads(out)] == [(5, "GM101"), (12, "GM201")]
+    code, out, _ = run(capsys, "check", "--format", "json", "losses.py")
+    assert [(r["line"], r["code"], r["if_compiled"]) for r in json.loads(out)] == [(5, "GM101", False), (12, "GM201", False)]
+    assert code == 1
 
 
 CLOSURE = '''import torch
@@ -401,7 +409,7 @@ def largest(x):
 
 
 def unused(x):
-    return x.max().item()  # never called from compiled code: not reported
+    return x.max().item()  # never called from compiled code: a break only if compiled
 '''
 HEAD = '''import torch.nn as nn
 
@@ -426,11 +434,14 @@ def _package(project: Path) -> None:
 def test_helpers_in_other_checked_files_called_from_compiled_code_are_analysed(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _package(project)
     _, out, _ = run(capsys, "check", "--format", "json", "pkg")
-    assert [(r["path"], r["line"], r["code"], r["function"]) for r in json.loads(out)] == [
-        ("pkg/ops.py", 5, "GM101", "keep_positive"),
-        ("pkg/ops.py", 11, "GM201", "largest"),
+    assert [(r["path"], r["line"], r["code"], r["function"], r["if_compiled"]) for r in json.loads(out)] == [
+        ("pkg/ops.py", 5, "GM101", "keep_positive", False),
+        ("pkg/ops.py", 11, "GM201", "largest", False),
+        ("pkg/ops.py", 15, "GM201", "unused", True),
     ]
     _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "pkg")
+    assert all(r["if_compiled"] for r in json.loads(out))  # no compiled caller seen: all only if compiled
+    _, out, _ = run(capsys, "check", "--format", "json", "--no-cross-module", "--compiled-only", "pkg")
     assert json.loads(out) == []
     _, out, _ = run(capsys, "check", "--format", "json", "pkg/head.py")  # ops.py not checked: not reported
     assert json.loads(out) == []

@@ -240,5 +240,5 @@ def test_a_method_of_an_attribute_of_an_imported_class_is_followed(tmp_path: Pat
     (package / "coders.py").write_text(coders, encoding="utf-8")
     (package / "head.py").write_text(head, encoding="utf-8")
     paths = [package / "coders.py", package / "head.py"]
-    results = {r.path.name: [(f.code, f.span.start_line) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
-    assert results == {"coders.py": [("GM101", 6)], "head.py": []}
+    results = {r.path.name: [(f.code, f.span.start_line, f.if_compiled) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
+    assert results == {"coders.py": [("GM101", 6, False), ("GM101", 11, True)], "head.py": []}

@@ -93,7 +93,7 @@ def safe_fixes(result: AnalysisResult, decide_only: bool = False) -> dict[int, F
     """The safe fix of each finding that has one, by index. Planning is skipped for rules with no
     safe fixer, so a file without such findings costs nothing more than its analysis. With
     `decide_only`, a fixer may leave a fix's edits out once it has decided (FixContext.decide_only)."""
-    candidates = [i for i, f in enumerate(result.findings) if fixers_for(f.code, Safety.SAFE)]
+    candidates = [i for i, f in enumerate(result.findings) if not f.if_compiled and fixers_for(f.code, Safety.SAFE)]
     if not candidates or result.tree is None:
         return {}
     context = FixContext(result)
@@ -225,6 +225,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only treat explicitly compiled functions as compiled, not every nn.Module.forward",
     )
+    check.add_argument(
+        "--compiled-only",
+        action="store_true",
+        help="leave out functions on tensors that nothing known compiles (reported by default, at information severity)",
+    )
     check.add_argument("--force-exclude", action="store_true", help=FORCE_EXCLUDE_HELP)
     check.add_argument("--no-cross-module", action="store_true", help=CROSS_MODULE_HELP)
     check.add_argument(
@@ -303,6 +308,7 @@ def _with_command_line(args: argparse.Namespace, config: Config, overrides: bool
         ignore=args.ignore if overrides else None,
         extend_ignore=getattr(args, "extend_ignore", None),
         compile_forward=False if args.no_compile_forward else None,
+        check_uncompiled=False if getattr(args, "compiled_only", False) else None,
     )
 
 
@@ -406,24 +412,40 @@ def _check_once(args: argparse.Namespace) -> int:
     if args.format == "text" and not args.quiet:
         checked = len(results) - len(skipped)
         if all_findings:
-            whole = sum(1 for f in all_findings if f.severity is Severity.ERROR)
-            latent = sum(1 for f in all_findings if f.latent)
-            found = len(all_findings) - latent
-            print(
-                f"Found {found} graph break{'s' if found != 1 else ''} "
-                f"({whole} costing a whole function or more) in {len(shown)} of {checked} file{'s' if checked != 1 else ''}"
-                + (f", and {latent} latent behind them (dynamo reaches those once the breaks before them are fixed)" if latent else "")
-                + (f"; skipped {len(skipped)}." if skipped else "."),
-                file=out,
-            )
+            print(found_summary(all_findings, len(shown), checked, len(skipped)), file=out)
             count = sum(len(f) for f in fixable)
             if count:
                 print(f"[*] {count} fixable with `graphmend fix` (semantics-checked rewrites).", file=out)
         else:
             print(f"No graph breaks found in {checked} file{'s' if checked != 1 else ''}.", file=out)
-    if all_findings and not args.exit_zero:
-        return EXIT_FINDINGS
+    if any(not f.if_compiled for f in all_findings) and not args.exit_zero:
+        return EXIT_FINDINGS  # breaks only if something compiles them fail nothing (information, as pyright's)
     return EXIT_CLEAN
+
+
+def found_summary(findings: list[Finding], files: int, checked: int, skipped: int) -> str:
+    """`check`'s closing line: breaks in compiled code, then the latent ones behind them and those in
+    code nothing known compiles, each counted apart."""
+    uncompiled = sum(1 for f in findings if f.if_compiled)
+    latent = sum(1 for f in findings if f.latent and not f.if_compiled)
+    whole = sum(1 for f in findings if f.severity is Severity.ERROR)
+    found = len(findings) - latent - uncompiled
+    if not found:  # only breaks in code nothing known compiles
+        return (
+            f"No graph breaks found in compiled code in {checked} file{'s' if checked != 1 else ''}; {uncompiled} in functions nothing known "
+            "compiles, which break if they are compiled (name them in `[tool.graphmend] compiled`; `--compiled-only` hides them)"
+            + (f"; skipped {skipped}." if skipped else ".")
+        )
+    parts = [
+        f"Found {found} graph break{'s' if found != 1 else ''} ({whole} costing a whole function or more) "
+        f"in {files} of {checked} file{'s' if checked != 1 else ''}"
+    ]
+    if latent:
+        parts.append(f"{latent} latent behind them (dynamo reaches those once the breaks before them are fixed)")
+    if uncompiled:
+        parts.append(f"{uncompiled} more in functions nothing known compiles (breaks if they are compiled: `--compiled-only` hides them)")
+    text = parts[0] + "".join(f", and {p}" if n == len(parts) - 1 else f", {p}" for n, p in enumerate(parts) if n)
+    return text + (f"; skipped {skipped}." if skipped else ".")
 
 
 def _fix_job(job: tuple[Path, Config, Safety, frozenset[str] | None, bool]) -> FileOutcome:
@@ -446,6 +468,7 @@ def run_fix(args: argparse.Namespace) -> int:
     fixed = rewrites = left = changed_files = 0
     reasons: Counter[str] = Counter()
     titles: Counter[str] = Counter()
+    uncompiled = 0  # break sites in functions nothing known compiles: never rewritten
     failed = False
     for (path, *_), outcome in zip(jobs, outcomes):
         shown = _display_path(outcome.path)
@@ -470,7 +493,11 @@ def run_fix(args: argparse.Namespace) -> int:
                 span = result.where(applied.finding)
                 verb = "would fix" if args.diff else "fixed"
                 out.write(f"{shown}:{outcome.location(span.start_line, span.start_col)}: {applied.finding.code} {verb}: {applied.title}\n")
+        uncompiled += len({(f.function, f.span.start_line) for f in remaining if f.if_compiled})
         for finding in remaining:
+            if finding.if_compiled:  # one line in the summary, not one per finding
+                reasons["not-compiled"] += 1
+                continue
             decline = result.decline_for(finding)
             if decline is not None:
                 reason, key = decline.explanation("apply it explicitly, or use --fix-level {level}"), decline.key
@@ -491,7 +518,9 @@ def run_fix(args: argparse.Namespace) -> int:
     # op can remove a branch and a log call at once
     out.write(
         f"{verb} {fixed} graph break{'s' if fixed != 1 else ''} in {changed_files} file{'s' if changed_files != 1 else ''}"
-        f" ({rewrites} rewrite{'s' if rewrites != 1 else ''}); {left} left.\n"
+        f" ({rewrites} rewrite{'s' if rewrites != 1 else ''}); {left} left"
+        + (f"; {uncompiled} more in functions nothing known compiles, not rewritten (name them in `[tool.graphmend] compiled`)" if uncompiled else "")
+        + ".\n"
     )
     if failed:
         return EXIT_USAGE

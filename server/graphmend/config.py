@@ -7,6 +7,7 @@ select = ["GM"]            # codes or prefixes ("GM1" = the whole control-flow f
 ignore = ["GM301"]         # the most specific entry wins, so ignore GM301 but select GM3 works
 exclude = ["build/**"]     # glob patterns, relative to the pyproject.toml directory
 compile-forward = true     # treat every nn.Module.forward as compiled (users compile whole models)
+check-uncompiled = true    # also check functions on tensors nothing known compiles (info, "if compiled")
 compiled = ["losses.py:focal_loss"]  # compiled elsewhere: "path glob:function|Class.method|Class"
 dynamo-config = ["capture_scalar_outputs"]  # torch._dynamo.config flags your program sets to True
 
@@ -32,7 +33,7 @@ from typing import Any
 from .files import path_matches
 
 CODE_PATTERN = re.compile(r"^(ALL|GM\d{0,3})$")
-_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "compiled", "samples", "max-file-bytes", "dynamo-config"}
+_KNOWN_KEYS = {"select", "ignore", "exclude", "compile-forward", "check-uncompiled", "compiled", "samples", "max-file-bytes", "dynamo-config"}
 DYNAMO_FLAGS = frozenset({"capture_scalar_outputs", "capture_dynamic_output_shape_ops"})
 
 
@@ -46,6 +47,9 @@ class Config:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     compile_forward: bool = True
+    # functions on tensors that nothing known compiles are checked too, their findings marked
+    # `if_compiled` (information, no fix): analysis/uncompiled.py
+    check_uncompiled: bool = True
     samples: dict[str, str] = field(default_factory=dict)
     max_file_bytes: int = 4_000_000
     dynamo_flags: tuple[str, ...] = ()  # torch._dynamo.config flags the program sets (process-wide)
@@ -88,6 +92,7 @@ class Config:
         ignore: Iterable[str] | None = None,
         extend_ignore: Iterable[str] | None = None,
         compile_forward: bool | None = None,
+        check_uncompiled: bool | None = None,
     ) -> Config:
         """Command-line options replace (select, ignore) or extend (extend_ignore) the file's."""
         changes: dict[str, Any] = {}
@@ -101,6 +106,8 @@ class Config:
             )
         if compile_forward is not None:
             changes["compile_forward"] = compile_forward
+        if check_uncompiled is not None:
+            changes["check_uncompiled"] = check_uncompiled
         return replace(self, **changes)
 
 
@@ -152,11 +159,12 @@ def config_from_table(table: dict[str, Any], source: str = "", root: Path | None
         if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
             raise ConfigError(f"`exclude` in {source or '[tool.graphmend]'} must be a list of glob patterns")
         changes["exclude"] = tuple(exclude)
-    if "compile-forward" in table:
-        value = table["compile-forward"]
-        if not isinstance(value, bool):
-            raise ConfigError(f"`compile-forward` in {source or '[tool.graphmend]'} must be true or false")
-        changes["compile_forward"] = value
+    for key in ("compile-forward", "check-uncompiled"):
+        if key in table:
+            value = table[key]
+            if not isinstance(value, bool):
+                raise ConfigError(f"`{key}` in {source or '[tool.graphmend]'} must be true or false")
+            changes[key.replace("-", "_")] = value
     if "compiled" in table:
         compiled = table["compiled"]
         if not isinstance(compiled, list) or not all(isinstance(c, str) and ":" in c.strip(":") for c in compiled):

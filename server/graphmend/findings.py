@@ -102,6 +102,10 @@ class Finding:
     # is real code dynamo cannot trace, and breaks once the earlier one is fixed; it is not counted
     # as a break dynamo reports (break_count) and shows at information severity.
     latent: bool = False
+    # In a function nothing known compiles (nor calls from compiled code): a break if it is
+    # compiled. Shown at information severity, with no fix until the function is named compiled
+    # (analysis/uncompiled.py), and not counted as a break dynamo reports.
+    if_compiled: bool = False
 
     @property
     def frame_skip(self) -> bool:

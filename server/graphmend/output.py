@@ -34,6 +34,7 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
         "function": finding.function,
         "fix_hint": finding.fix_hint,
         "latent": finding.latent,
+        "if_compiled": finding.if_compiled,
     }
 
 
@@ -75,10 +76,11 @@ def shown_findings(
 
 def write_text(out: TextIO, shown: Iterable[ShownFinding]) -> None:
     """One line per finding; `[*]` after the code marks a finding `graphmend fix` rewrites (as ruff),
-    `(latent)` one dynamo does not reach until an earlier break is fixed."""
+    `(latent)` one dynamo does not reach until an earlier break is fixed, `(if compiled)` one in code
+    nothing known compiles."""
     for item in shown:
         finding = item.finding
-        mark = (" [*]" if item.fixable else "") + (" (latent)" if finding.latent else "")
+        mark = (" [*]" if item.fixable else "") + (" (latent)" if finding.latent else "") + (" (if compiled)" if finding.if_compiled else "")
         out.write(f"{item.where}:{finding.span.start_line}:{finding.span.start_col + 1}: {finding.code}{mark} {finding.message}\n")
 
 

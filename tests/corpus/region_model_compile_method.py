@@ -18,7 +18,7 @@ class Scorer(nn.Module):
 
 class NotCompiled(nn.Module):
     def forward(self, x):
-        return x + x.sum().item()
+        return x + x.sum().item()  # expect if compiled: GM201
 
 
 model = Scorer()
@@ -28,3 +28,7 @@ model.compile()
 def sample():
     # A fresh instance: the harness compiles it with its own counting backend.
     return Scorer(), (torch.randn(3, 4),), {}
+
+
+def sample_if_compiled():
+    return NotCompiled(), (torch.randn(3, 4),), {}

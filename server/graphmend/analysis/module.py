@@ -9,8 +9,10 @@ eagerly when the helper breaks).
 from __future__ import annotations
 
 import ast
+import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from ..config import Config
 from ..findings import Finding, Severity
@@ -24,6 +26,7 @@ from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
 from .tensors import passed_arguments
+from .uncompiled import uncompiled_candidates
 from .walker import FunctionWalker
 
 
@@ -80,6 +83,11 @@ class ModuleAnalysis:
         # the callee breaks: id(call) -> (caller's walker, the `if` arms around the call)
         self._eager_sites: dict[int, tuple[FunctionWalker, tuple[tuple[int, int, int, int], ...]]] = {}
         self._eager_calls: dict[int, ast.AST] = {}  # those whose callee broke: id(call) -> call
+        # functions walked after the compiled ones, as if compiled (analysis/uncompiled.py):
+        # qualified name -> the uncompiled function whose calls reached it
+        self.uncompiled: dict[str, str] = {}
+        self._uncompiled_roots: dict[int, str] = {}  # id() of each candidate walked -> its name
+        self._uncompiled_phase = False
 
     def run(self) -> list[Finding]:
         entries = find_entries(
@@ -90,12 +98,16 @@ class ModuleAnalysis:
             entries = focused or entries
         for entry in entries:
             self._push(self._entry_work(entry))
-        while self._queue:
-            work = self._queue.popleft()
-            self._pending.pop(id(work.function), None)
-            self._done.add(id(work.function))
-            self._root = work.root
-            self._walk(work)
+        self._drain()
+        if self.config.check_uncompiled and not self.config.focus:
+            # then what nothing known compiles, as if compiled: findings marked `if_compiled`
+            self._uncompiled_phase = True
+            for function, cls in uncompiled_candidates(self.index, self.source.path, self.source.text_of, self._done):
+                name = _qualified_name(function, cls)
+                self._uncompiled_roots[id(function)] = name
+                reason = f"`{name}`, which works on tensors; nothing known compiles it"
+                self._push(_Work(function, cls, {}, None, True, reason, root=id(function)))
+                self._drain()
         callers: dict[int, FunctionWalker] = {}
         for key, call in self._eager_calls.items():
             caller, arms = self._eager_sites[key]
@@ -105,6 +117,14 @@ class ModuleAnalysis:
             caller.eager_comprehension_breaks()
         self.findings = mark_latent(self.findings)
         return self.findings
+
+    def _drain(self) -> None:
+        while self._queue:
+            work = self._queue.popleft()
+            self._pending.pop(id(work.function), None)
+            self._done.add(id(work.function))
+            self._root = work.root
+            self._walk(work)
 
     @property
     def entries(self) -> frozenset[str]:
@@ -215,9 +235,12 @@ class ModuleAnalysis:
             name = work.wrapping.qualified
         else:
             name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
-        self.reasons[name] = work.reason
-        if work.is_entry:
-            self._entry_names[name] = work.root
+        if self._uncompiled_phase:
+            self.uncompiled[name] = self._uncompiled_roots.get(work.root, name)
+        else:
+            self.reasons[name] = work.reason
+            if work.is_entry:
+                self._entry_names[name] = work.root
         walker = FunctionWalker(
             self,
             work.function,
@@ -256,6 +279,10 @@ class ModuleAnalysis:
         if key in self._seen:
             return
         self._seen.add(key)
+        root = self.uncompiled.get(finding.function)
+        if root is not None and finding.function not in self.reasons:
+            self.findings.append(_if_compiled(finding, root, self.source.path))
+            return
         self.findings.append(finding)
         if finding.severity is not Severity.INFO:
             self._broken_roots.add(self._root)
@@ -263,4 +290,19 @@ class ModuleAnalysis:
 
 def _qualified(entry: Entry) -> str:
     """An entry's qualified name as findings give it (`Class.method`, `function`)."""
-    return f"{entry.cls.name}.{entry.function.name}" if entry.cls is not None else entry.function.name
+    return _qualified_name(entry.function, entry.cls)
+
+
+def _qualified_name(function: ast.FunctionDef, cls: ClassInfo | None) -> str:
+    return f"{cls.name}.{function.name}" if cls is not None else function.name
+
+
+def _if_compiled(finding: Finding, root: str, path: str) -> Finding:
+    """`finding`, in code nothing known compiles, marked as a break only if `root` is compiled."""
+    file = PurePath(path).name if path and not path.startswith("<") else "file.py"
+    note = (
+        f" Nothing GraphMend sees compiles `{root}` (no torch.compile of it, no compiled caller): "
+        f"this breaks the graph if it is compiled. If it is, name it in `[tool.graphmend] compiled` "
+        f'("{file}:{root}") for the full check and its fix.'
+    )
+    return dataclasses.replace(finding, if_compiled=True, severity=Severity.INFO, message=finding.message + note)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from . import torch_api
 from .guards import static_truth
 from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, NON_TENSOR_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
-from .param_evidence import NOT_A_TENSOR_NAME
+from .param_evidence import NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS
 from .symbols import (
     DISABLE_FUNCTIONS,
     JIT_SCRIPT_FUNCTIONS,
@@ -109,6 +109,16 @@ TORCH_PY_FUNCTIONS = frozenset(
         "cond", "vmap", "get_rng_state", "set_rng_state", "save", "load",
     }
 )
+
+
+def takes_tensor_argument(qualified: str) -> bool:
+    """Whether passing a value to the torch function `qualified` (`torch.cat`, `torch.nn.functional.pad`)
+    shows the value is a tensor: not a function of Python values (`torch.is_tensor`), one whose
+    first argument is a size (`torch.zeros`) or a class (`torch.Size`)."""
+    if not qualified.startswith("torch."):
+        return False
+    leaf = qualified.rsplit(".", 1)[1]
+    return leaf not in TORCH_PY_FUNCTIONS and leaf not in NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
 TORCH_SEQ_FUNCTIONS = frozenset(
     {
         "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",

@@ -25,10 +25,10 @@ from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, re
 from .callees import CalleeResolver
 from .decorators import Wrapping
 from .kinds import TENSOR_KINDS, Kind, is_tensor, join
-from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS, tensor_evidence
+from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
-from .tensors import TENSOR_CLASSES, TORCH_PY_FUNCTIONS, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, unpack_kind
+from .tensors import TENSOR_CLASSES, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, takes_tensor_argument, unpack_kind
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
@@ -342,11 +342,7 @@ class FunctionWalker:
         target = self.evaluator.local_imports.get(root) or self.index.imports.get(root)
         if target is None:
             return False
-        name = f"{target}.{rest}" if rest else target
-        if not name.startswith("torch."):
-            return False
-        leaf = name.rsplit(".", 1)[1]
-        return leaf not in TORCH_PY_FUNCTIONS and leaf not in NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
+        return takes_tensor_argument(f"{target}.{rest}" if rest else target)
 
     def _is_static(self) -> bool:
         return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in self.function.decorator_list)

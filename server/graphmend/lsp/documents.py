@@ -78,7 +78,9 @@ class Analysis:
 
 def editor_config(config: Config, settings: Settings) -> Config:
     """The file's configuration with the editor's overrides."""
-    return config.with_overrides(select=settings.select, ignore=settings.ignore, compile_forward=settings.compile_forward)
+    return config.with_overrides(
+        select=settings.select, ignore=settings.ignore, compile_forward=settings.compile_forward, check_uncompiled=settings.check_uncompiled
+    )
 
 
 class DocumentStore:

@@ -35,6 +35,9 @@ class Settings:
     ignore: tuple[str, ...] | None = None
     # treat every nn.Module.forward as compiled (None: keep the file's `compile-forward`)
     compile_forward: bool | None = None
+    # also check functions on tensors nothing known compiles, at information severity (None: keep
+    # the file's `check-uncompiled`)
+    check_uncompiled: bool | None = None
     # follow calls from compiled code into other workspace files (jedi)
     cross_file: bool = True
     # the riskiest rewrites offered as quick fixes, one at a time: costly ones (same values, more
@@ -125,6 +128,7 @@ _KEYS: dict[str, tuple[str, Callable[[Any], Any]]] = {
     "select": ("select", _codes("select")),
     "ignore": ("ignore", _codes("ignore")),
     "compileForward": ("compile_forward", _optional_boolean),
+    "checkUncompiled": ("check_uncompiled", _optional_boolean),
     "crossFile": ("cross_file", _boolean),
     "quickFixLevel": ("quick_fix_level", _fix_level),
     "docsUrl": ("docs_url", _string),

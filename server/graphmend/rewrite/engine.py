@@ -31,6 +31,12 @@ def plan_fix(finding: Finding, ctx: FixContext, level: Safety = Safety.SAFE, ris
     decline names the riskier fix that would apply, so the user knows there is one and what it
     changes; `riskier=False` skips looking for it (`check`'s `[*]` needs only whether a fix at
     `level` exists)."""
+    if finding.if_compiled:  # rewriting code nothing compiles would only cost its readability
+        return Declined(
+            finding,
+            f"nothing GraphMend sees compiles `{finding.function}`: name it in `[tool.graphmend] compiled` to get its fix",
+            "not-compiled",
+        )
     declines: list[Declined] = []
     narrow: list[Declined] = []  # declines of fixers for one special shape of the pattern
     alternative: Fix | None = None
@@ -146,7 +152,7 @@ def break_count(findings: list[Finding], codes: frozenset[str] | None = None) ->
     line it claims 2 (dynamo skipped that frame for a reason the analysis does not see). Latent
     findings (after a break that makes dynamo run their function eagerly) are not breaks dynamo
     reports; once the hiding break is fixed, the re-analysis counts them."""
-    return len({(f.function, f.span.start_line) for f in findings if not f.latent and (codes is None or f.code in codes)})
+    return len({(f.function, f.span.start_line) for f in findings if not f.latent and not f.if_compiled and (codes is None or f.code in codes)})
 
 
 def _key(finding: Finding, text_lines: list[str]) -> tuple[str, str, str]:

@@ -1,0 +1,205 @@
+"""Functions nothing known compiles: checked as if compiled, reported `if_compiled` (information, no
+fix), and only those that work on tensors and are not training, I/O or test code
+(analysis/uncompiled.py). Whether such a finding is a break once compiled is checked against dynamo
+by the corpus (`# expect if compiled:` markers, tests/ground_truth.py)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from graphmend import Config, analyze
+from graphmend.findings import Severity
+from graphmend.rewrite import fix_source
+from graphmend.rewrite.engine import break_count, plan_fixes
+from graphmend.rewrite.model import Declined
+
+from .cli_runner import run
+
+
+def _conditional(source: str, path: str = "losses.py", config: Config | None = None) -> list[tuple[int, str, str]]:
+    findings = analyze(textwrap.dedent(source), path, config, strict=True)
+    return [(f.span.start_line, f.code, f.function) for f in findings if f.if_compiled]
+
+
+LOSS = """
+import torch
+
+def focal(pred, target):
+    p = torch.sigmoid(pred)
+    return (p - target).abs().mean() * p.max().item()
+"""
+
+
+def test_a_function_on_tensors_nothing_compiles_is_reported_if_compiled() -> None:
+    findings = analyze(textwrap.dedent(LOSS), "losses.py", strict=True)
+    assert [(f.span.start_line, f.code, f.if_compiled, f.severity) for f in findings] == [(6, "GM201", True, Severity.INFO)]
+    assert '("losses.py:focal")' in findings[0].message
+    assert break_count(findings) == 0  # not a break of code known to be compiled
+    assert analyze(textwrap.dedent(LOSS), "losses.py", Config(check_uncompiled=False), strict=True) == []
+
+
+def test_naming_it_compiled_makes_it_an_ordinary_finding() -> None:
+    config = Config(compiled=("losses.py:focal",))
+    findings = analyze(textwrap.dedent(LOSS), "losses.py", config, strict=True)
+    assert [(f.code, f.if_compiled, f.severity) for f in findings] == [("GM201", False, Severity.WARNING)]
+
+
+def test_a_helper_is_walked_from_its_caller_and_named_after_it() -> None:
+    source = """
+    import torch
+
+    def _scale(x):
+        return x * x.max().item()
+
+    def loss(pred, target):
+        return _scale(pred.view(-1) - target).mean()
+    """
+    findings = [f for f in analyze(textwrap.dedent(source), "losses.py", strict=True) if f.if_compiled]
+    assert [(f.span.start_line, f.function) for f in findings] == [(5, "_scale")]
+    assert "compiles `loss`" in findings[0].message  # reached through `loss`, the function to name
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(
+            """
+            import torch
+
+            def train_step(model, batch, opt):
+                loss = model(batch).mean()
+                loss.backward()
+                opt.step()
+                return loss.item()
+            """,
+            id="backward",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            def checkpoint(state, path):
+                torch.save(state, path)
+                return state["w"].sum().item()
+            """,
+            id="torch-save",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            class Net(torch.nn.Module):
+                def summary(self, x):
+                    return x.view(-1).sum().item()
+            """,
+            id="module-method-not-forward",
+        ),
+        pytest.param(
+            """
+            import functools
+            import torch
+
+            @functools.lru_cache
+            def table(x):
+                return x.view(-1).sum().item()
+            """,
+            id="other-decorator",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            def main(x):
+                return x.view(-1).sum().item()
+            """,
+            id="main",
+        ),
+        pytest.param(
+            """
+            import numpy as np
+
+            def total(x):
+                return x.reshape(-1).sum().item()
+            """,
+            id="no-torch-import",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            def total(count, scale):
+                return count * scale
+            """,
+            id="no-tensor-evidence",
+        ),
+    ],
+)
+def test_code_that_runs_but_is_not_compiled_is_left_out(source: str) -> None:
+    assert _conditional(source) == []
+
+
+def test_test_files_are_left_out() -> None:
+    assert _conditional(LOSS, "test_losses.py") == []
+    assert _conditional(LOSS, "losses.py") == [(6, "GM201", "focal")]
+
+
+def test_an_annotated_tensor_parameter_is_evidence_enough() -> None:
+    source = """
+    import torch
+    from torch import Tensor
+
+    def norm(x: Tensor, eps: float = 1e-6):
+        scale = float(x.abs().max())
+        return x / (scale + eps)
+    """
+    assert _conditional(source) == [(6, "GM203", "norm")]
+
+
+def test_no_fix_is_planned_or_applied_and_the_decline_says_why() -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+
+        def clip(x):
+            if x.sum() > 0:
+                return x * 2
+            return x
+        """
+    )
+    [planned] = plan_fixes(source, "ops.py")
+    assert isinstance(planned, Declined) and planned.key == "not-compiled"
+    assert "name it in `[tool.graphmend] compiled`" in planned.reason
+    assert fix_source(source, "ops.py").fixed == source
+    named = Config(compiled=("ops.py:clip",))
+    assert "torch.where" in fix_source(source, "ops.py", named).fixed  # once named, the ordinary fix
+
+
+def test_check_counts_them_apart_and_they_alone_exit_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "losses.py").write_text(textwrap.dedent(LOSS), encoding="utf-8")
+    code, out, _ = run(capsys, "check", "losses.py")
+    assert code == 0
+    assert "GM201 (if compiled)" in out
+    assert "No graph breaks found in compiled code in 1 file; 1 in functions nothing known compiles" in out
+    code, out, _ = run(capsys, "check", "--compiled-only", "losses.py")
+    assert (code, out.strip()) == (0, "No graph breaks found in 1 file.")
+    (tmp_path / "model.py").write_text(
+        "import torch\n\n\n@torch.compile\ndef f(x):\n    return x.sum().item()\n", encoding="utf-8"
+    )
+    code, out, _ = run(capsys, "check", "losses.py", "model.py")
+    assert code == 1
+    assert "Found 1 graph break (0 costing a whole function or more) in 2 of 2 files, and 1 more in functions nothing known compiles" in out
+
+
+def test_fix_leaves_them_and_says_so_once(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "losses.py").write_text(textwrap.dedent(LOSS), encoding="utf-8")
+    code, out, _ = run(capsys, "fix", "losses.py")
+    assert code == 0
+    assert out == (
+        "Fixed 0 graph breaks in 0 files (0 rewrites); 0 left; 1 more in functions nothing known compiles, "
+        "not rewritten (name them in `[tool.graphmend] compiled`).\n"
+    )
+    assert (tmp_path / "losses.py").read_text(encoding="utf-8") == textwrap.dedent(LOSS)
