@@ -203,3 +203,92 @@ def test_fix_leaves_them_and_says_so_once(tmp_path: Path, capsys: pytest.Capture
         "not rewritten (name them in `[tool.graphmend] compiled`).\n"
     )
     assert (tmp_path / "losses.py").read_text(encoding="utf-8") == textwrap.dedent(LOSS)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(
+            """
+            import torch
+            from torch.utils.data import Dataset
+
+            class Pairs(Dataset):
+                def pick(self, x):
+                    return x.view(-1).sum().item()
+            """,
+            id="framework-base",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            def kaiser(window):
+                return window.view(-1) * window.max().item()
+
+            class Net(torch.nn.Module):
+                def __init__(self, window):
+                    super().__init__()
+                    self.register_buffer("taps", kaiser(window))
+            """,
+            id="called-only-from-init",
+        ),
+        pytest.param(
+            """
+            import torch
+
+            class Clip(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.clamp(max=x.max().item())
+            """,
+            id="autograd-function",
+        ),
+    ],
+)
+def test_code_the_file_shows_runs_elsewhere_is_left_out(source: str) -> None:
+    assert _conditional(source) == []
+
+
+def test_a_plain_class_method_and_a_function_the_file_never_calls_are_checked() -> None:
+    source = """
+    import torch
+
+    class Sampler:
+        def step(self, x):
+            return x.view(-1) * x.max().item()
+
+    def scale(x):
+        return x.view(-1) * x.max().item()
+    """
+    assert _conditional(source) == [(6, "GM201", "Sampler.step"), (9, "GM201", "scale")]
+
+
+def test_a_helper_called_from_setup_and_from_a_checked_function_is_checked_through_that_one() -> None:
+    source = """
+    import torch
+
+    def _scale(x):
+        return x.view(-1) * x.max().item()
+
+    class Normalizer:
+        def __init__(self, x):
+            self.reference = _scale(x)
+
+        def apply(self, x):
+            return _scale(torch.abs(x)) - self.reference
+    """
+    assert _conditional(source) == [(5, "GM201", "_scale")]
+    only_setup = source.replace("return _scale(torch.abs(x)) - self.reference", "return torch.abs(x) - self.reference")
+    assert _conditional(only_setup) == []
+
+
+def test_call_is_what_calling_an_instance_runs() -> None:
+    source = """
+    import torch
+
+    class Normalize:
+        def __call__(self, img):
+            return img.view(-1) / img.max().item()
+    """
+    assert _conditional(source) == [(6, "GM201", "Normalize.__call__")]

@@ -552,6 +552,12 @@ def _is_module(index: ModuleIndex, info: ClassInfo, seen: set[str]) -> bool:
     )
 
 
+def plain_class(index: ModuleIndex, info: ClassInfo) -> bool:
+    """Whether the class is certainly not an nn.Module, nor on any base from another file (a
+    framework's Dataset, Optimizer or processor class, whose methods the framework calls)."""
+    return _module_status(index, info, set()) == "no"
+
+
 def _module_status(index: ModuleIndex, info: ClassInfo, seen: set[str]) -> str:
     """"yes" (an nn.Module for sure), "no", or "maybe" (a base from another file)."""
     if info.is_autograd_function or info.name in seen:

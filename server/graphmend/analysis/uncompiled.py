@@ -11,7 +11,11 @@ only costs readability. `check-uncompiled = false` (or `--compiled-only`) leaves
 A candidate takes tensors by its signature or its body: a parameter annotated as a tensor, or one
 the body uses as only a tensor is used (`x.view(...)`, `x.shape`, `torch.cat([x, ...])`:
 param_evidence.tensor_evidence). Left out, as code that is run but not compiled:
-- methods of nn.Module other than `forward` (the forward, and what it calls, is the model's compiled code);
+- methods of nn.Module other than `forward` (the forward, and what it calls, is the model's compiled
+  code), and every method of a class on a base from another file (a Dataset, an Optimizer, an image
+  processor: the framework calls them);
+- functions the file calls only from code that is not a candidate (an `__init__`, a training loop,
+  the module's top level): where the file shows the callers, they run outside compiled code;
 - training and I/O code: a function that calls `.backward()`, an optimizer's `.zero_grad()`,
   `torch.save`/`torch.load`, or `torch.compile` itself;
 - tests (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`), `main`, dunder methods and properties;
@@ -28,11 +32,11 @@ from pathlib import PurePath
 
 from .kinds import TENSOR_KINDS
 from .param_evidence import tensor_evidence
-from .symbols import ClassInfo, ModuleIndex, annotation_kind, decorator_target
+from .symbols import ClassInfo, ModuleIndex, annotation_kind, decorator_target, plain_class
 from .tensors import takes_tensor_argument
 
 _TEST_FILE = re.compile(r"^(test_.*|.*_test|conftest)\.py$")
-_NOT_COMPILED_NAME = re.compile(r"^(test|main$)|^__\w+__$")
+_NOT_COMPILED_NAME = re.compile(r"^(test|main$)|^__(?!call__)\w+__$")  # `__call__` is what calling an instance runs
 # Calls that mark training or I/O code (attribute names, and torch functions by qualified name)
 _RUN_ONLY_METHODS = frozenset({"backward", "zero_grad"})
 _RUN_ONLY_FUNCTIONS = frozenset({"torch.save", "torch.load", "torch.compile", "torch._dynamo.optimize"})
@@ -51,25 +55,62 @@ def uncompiled_candidates(
         return
     owned: list[tuple[ast.FunctionDef, ClassInfo | None]] = [(f, None) for f in index.functions.values()]
     for info in index.classes.values():
-        if info.is_autograd_function:
-            continue  # its forward/backward run under autograd.Function's own tracing rules
-        owned.extend((method, info) for name, method in info.methods.items() if not info.is_module or name == "forward")
-    # callers before the helpers they call (those named as called in the file's text come last), so
-    # that a helper is walked with what its caller passes and its findings name the caller
+        if info.is_module:
+            forward = info.methods.get("forward")
+            owned.extend([(forward, info)] if forward is not None else [])
+        elif plain_class(index, info) and not info.is_autograd_function:  # autograd.Function: its own tracing rules
+            owned.extend((method, info) for method in info.methods.values())
+    eligible = [
+        (function, cls)
+        for function, cls in owned
+        if id(function) not in walked
+        and id(function) not in index.disabled
+        and id(function) not in index.opaque
+        and not _NOT_COMPILED_NAME.match(function.name)
+        and _plain_decorators(function, index)
+        and _takes_tensors(function, cls, index, text_of)
+        and not _runs_training(function, index)
+    ]
+    # Callers first: a function the file calls is walked from its caller, where that is checked,
+    # with what the caller passes. One the file calls only from code that is not (an `__init__`, a
+    # training loop, the module's top level) runs outside compiled code.
     text = index.source
-    owned.sort(key=lambda item: (_called_in(text, item[0].name, item[1] is not None), item[0].lineno))
-    for function, cls in owned:
-        if id(function) in walked or id(function) in index.disabled or id(function) in index.opaque:
-            continue
-        if _NOT_COMPILED_NAME.match(function.name) or not _plain_decorators(function, index):
-            continue
-        if _takes_tensors(function, cls, index, text_of) and not _runs_training(function, index):
+    called = [(f, c) for f, c in eligible if _called_in(text, f.name, c is not None)]
+    for function, cls in eligible:
+        if (function, cls) not in called and id(function) not in walked:
+            yield function, cls
+    if not called:
+        return
+    everything = [*index.functions.values(), *(m for info in index.classes.values() for m in info.methods.values())]
+    callers = _callers(everything, {f.name for f, _ in called})
+    checked = {id(f) for f, _ in eligible}
+    for function, cls in called:
+        if id(function) not in walked and any(caller in walked or caller in checked for caller in callers.get(function.name, ())):
             yield function, cls
 
 
+def _callers(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[int]]:
+    """For each of `names`: id() of those of `functions` that call a function or method of that
+    name (nested functions count as their outer function's code)."""
+    found: dict[str, set[int]] = {}
+    for function in functions:
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+                if name in names and node is not function:
+                    found.setdefault(name, set()).add(id(function))
+    return found
+
+
 def _called_in(text: str, name: str, method: bool) -> bool:
-    """Whether the module's text calls `name` anywhere but its own `def` line (a substring count)."""
-    return text.count(f".{name}(" if method else f"{name}(") > (0 if method else 1)
+    """Whether the module's text calls `name` anywhere but its own `def` line: `.name(` for a
+    method, `name(` not after a dot or another name character for a function."""
+    if method:
+        return f".{name}(" in text
+    if text.count(f"{name}(") < 2:  # the `def` line only: a substring count first
+        return False
+    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", text)) > 1
 
 
 def _plain_decorators(function: ast.FunctionDef, index: ModuleIndex) -> bool:

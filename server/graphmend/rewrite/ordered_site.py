@@ -108,6 +108,7 @@ class _Lifter:
         # site, such a value cannot raise where the original did not (it already read it)
         # (mapped to the names each reads: an arm that rebinds one before raising drops it)
         self.evaluated: dict[str, frozenset[str]] = {}
+        self.numbers: set[str] = set()  # Python numbers a test of the block ordered against a tensor
 
     @contextlib.contextmanager
     def guarded_by(self, *guards: ast.expr) -> Iterator[None]:
@@ -136,7 +137,21 @@ class _Lifter:
         if not conditional:
             for part in always_evaluated(expr):
                 self.evaluated[ast.dump(part)] = frozenset(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+                self.numbers |= self._ordered_against_tensor(part)
         self.expr(expr, conditional)
+
+    def _ordered_against_tensor(self, part: ast.expr) -> set[str]:
+        """Names of non-tensors that `part` orders against a tensor (`torch.max(i) >= length`):
+        evaluated on every call without raising, each is a number (a tensor refuses a str or None
+        there), so `length - 1` in the message cannot raise either."""
+        if not (isinstance(part, ast.Compare) and len(part.ops) == 1 and isinstance(part.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE))):
+            return set()
+        left, right = part.left, part.comparators[0]
+        found = set()
+        for name, other in ((left, right), (right, left)):
+            if isinstance(name, ast.Name) and self.ctx.kind(name) is Kind.PY and self.ctx.kind(other) in TENSOR_KINDS:
+                found.add(name.id)
+        return found
 
     def reads_safely(self, expr: ast.expr) -> bool:
         """Whether evaluating `expr` at the op's call site cannot raise: a name, a constant, an
@@ -145,6 +160,8 @@ class _Lifter:
         evaluated on every call: `xs[0]`, `d["lr"]`, `total / count` or `cfg.name` there would
         raise where the original passed."""
         if isinstance(expr, (ast.Name, ast.Constant)) or ast.dump(expr) in self.evaluated:
+            return True
+        if _number_arithmetic(expr, self.numbers):  # `length - 1`, `length * 2` of a number the test ordered
             return True
         tensor = _tensor_of_metadata(expr)
         if tensor is not None and self.ctx.kind(tensor) in TENSOR_KINDS:
@@ -196,6 +213,7 @@ class _Lifter:
             self.expr(stmt.value, conditional)
             self.local.discard(target.id)
             self.evaluated = {dump: names for dump, names in self.evaluated.items() if target.id not in names}
+            self.numbers.discard(target.id)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (self.calls_as_values or self.calls_reporting_function(stmt.value)):
             self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
@@ -588,6 +606,23 @@ def build_site(
     body = "".join(_render(ctx, function, assignment, lifter, 0) for assignment in prelude)
     body += _render(ctx, function, block, lifter, peel, head)
     return Site(lifter.params, body + "".join(_render(ctx, function, statement, lifter, 0) for statement in following))
+
+
+def _number_arithmetic(expr: ast.expr, numbers: set[str]) -> bool:
+    """`n + c`, `n - c`, `n * c` (either order) of a name known to hold a Python number and a numeric
+    constant: Python arithmetic that cannot raise (no division: `n / 0`)."""
+    if not (isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult))):
+        return False
+    for name, constant in ((expr.left, expr.right), (expr.right, expr.left)):
+        if (
+            isinstance(name, ast.Name)
+            and name.id in numbers
+            and isinstance(constant, ast.Constant)
+            and isinstance(constant.value, (int, float))
+            and not isinstance(constant.value, bool)
+        ):
+            return True
+    return False
 
 
 def always_evaluated(expr: ast.expr) -> Iterator[ast.expr]:
