@@ -26,6 +26,7 @@ param_evidence.tensor_evidence). Left out, as code that is run but not compiled:
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePath
@@ -40,6 +41,7 @@ _NOT_COMPILED_NAME = re.compile(r"^(test|main$)|^__(?!call__)\w+__$")  # `__call
 # Calls that mark training or I/O code (attribute names, and torch functions by qualified name)
 _RUN_ONLY_METHODS = frozenset({"backward", "zero_grad"})
 _RUN_ONLY_FUNCTIONS = frozenset({"torch.save", "torch.load", "torch.compile", "torch._dynamo.optimize"})
+_RUN_ONLY_WORDS = ("backward", "zero_grad", "save", "load", "compile", "optimize")
 _KEPT_DECORATORS = frozenset({"staticmethod", "classmethod"})
 
 
@@ -69,48 +71,58 @@ def uncompiled_candidates(
         and not _NOT_COMPILED_NAME.match(function.name)
         and _plain_decorators(function, index)
         and _takes_tensors(function, cls, index, text_of)
-        and not _runs_training(function, index)
+        and not _runs_training(function, index, text_of)
     ]
     # Callers first: a function the file calls is walked from its caller, where that is checked,
     # with what the caller passes. One the file calls only from code that is not (an `__init__`, a
     # training loop, the module's top level) runs outside compiled code.
-    text = index.source
-    called = [(f, c) for f, c in eligible if _called_in(text, f.name, c is not None)]
-    for function, cls in eligible:
-        if (function, cls) not in called and id(function) not in walked:
-            yield function, cls
-    if not called:
-        return
     everything = [*index.functions.values(), *(m for info in index.classes.values() for m in info.methods.values())]
-    callers = _callers(everything, {f.name for f, _ in called})
+    callers = _callers(index.source, [(f, c is not None) for f, c in eligible], everything)
+    for function, cls in eligible:
+        if id(function) not in callers and id(function) not in walked:
+            yield function, cls
     checked = {id(f) for f, _ in eligible}
-    for function, cls in called:
-        if id(function) not in walked and any(caller in walked or caller in checked for caller in callers.get(function.name, ())):
+    for function, cls in eligible:
+        found = callers.get(id(function))
+        if found is not None and id(function) not in walked and any(caller in walked or caller in checked for caller in found):
             yield function, cls
 
 
-def _callers(functions: list[ast.FunctionDef], names: set[str]) -> dict[str, set[int]]:
-    """For each of `names`: id() of those of `functions` that call a function or method of that
-    name (nested functions count as their outer function's code)."""
-    found: dict[str, set[int]] = {}
-    for function in functions:
-        for node in ast.walk(function):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-                if name in names and node is not function:
-                    found.setdefault(name, set()).add(id(function))
+def _callers(text: str, candidates: list[tuple[ast.FunctionDef, bool]], functions: list[ast.FunctionDef]) -> dict[int, set[int | None]]:
+    """For each candidate the module's text calls (`name(` not after a dot or a name character for
+    a function, `.name(` for a method): id() of the functions of `functions` whose lines hold the
+    calls, None for a call outside them. Read from the text with one regular expression per kind
+    (not a walk of every function: this runs on every keystroke); a name in a string or a comment
+    counts as a call, which only makes the candidate depend on that "caller"."""
+    plain = {f.name for f, method in candidates if not method and text.count(f"{f.name}(") > 1}
+    methods = {f.name for f, method in candidates if method and f".{f.name}(" in text}
+    if not plain and not methods:
+        return {}
+    starts = [0, *(m.end() for m in re.finditer("\n", text))]
+    spans = sorted((f.lineno, f.end_lineno or f.lineno, id(f)) for f in functions)
+    firsts = [span[0] for span in spans]
+
+    def enclosing(line: int) -> int | None:
+        at = bisect.bisect_right(firsts, line) - 1
+        return spans[at][2] if at >= 0 and spans[at][1] >= line else None
+
+    def calls(pattern: str, names: set[str]) -> dict[str, list[int]]:
+        lines: dict[str, list[int]] = {}
+        if names:
+            alternatives = "|".join(re.escape(name) for name in sorted(names))
+            for match in re.finditer(pattern.format(alternatives), text):
+                lines.setdefault(match.group(1), []).append(bisect.bisect_right(starts, match.start()))
+        return lines
+
+    plain_lines = calls(r"(?<![\w.])({})\s*\(", plain)
+    method_lines = calls(r"\.({})\s*\(", methods)
+    found: dict[int, set[int | None]] = {}
+    for function, method in candidates:
+        lines = (method_lines if method else plain_lines).get(function.name, [])
+        others = {enclosing(line) for line in lines if line != function.lineno}  # not its own `def` line
+        if others:
+            found[id(function)] = others
     return found
-
-
-def _called_in(text: str, name: str, method: bool) -> bool:
-    """Whether the module's text calls `name` anywhere but its own `def` line: `.name(` for a
-    method, `name(` not after a dot or another name character for a function."""
-    if method:
-        return f".{name}(" in text
-    if text.count(f"{name}(") < 2:  # the `def` line only: a substring count first
-        return False
-    return len(re.findall(rf"(?<![\w.]){re.escape(name)}\s*\(", text)) > 1
 
 
 def _plain_decorators(function: ast.FunctionDef, index: ModuleIndex) -> bool:
@@ -149,8 +161,11 @@ def _takes_tensors(function: ast.FunctionDef, cls: ClassInfo | None, index: Modu
     return bool(unannotated) and bool(tensor_evidence(text_of(function), unannotated, torch_call))
 
 
-def _runs_training(function: ast.FunctionDef, index: ModuleIndex) -> bool:
+def _runs_training(function: ast.FunctionDef, index: ModuleIndex, text_of: Callable[[ast.AST], str]) -> bool:
     """Whether `function` steps an optimizer, runs backward, saves, loads or compiles."""
+    text = text_of(function)
+    if not any(word in text for word in _RUN_ONLY_WORDS):  # most functions: no walk
+        return False
     for node in ast.walk(function):
         if isinstance(node, ast.Call):
             func = node.func
