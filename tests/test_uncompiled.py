@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from graphmend import Config, analyze
-from graphmend.findings import Severity
+from graphmend.findings import Finding, Severity
 from graphmend.rewrite import fix_source
 from graphmend.rewrite.engine import break_count, plan_fixes
 from graphmend.rewrite.model import Declined
@@ -292,3 +292,65 @@ def test_call_is_what_calling_an_instance_runs() -> None:
             return img.view(-1) / img.max().item()
     """
     assert _conditional(source) == [(6, "GM201", "Normalize.__call__")]
+
+
+def test_the_summary_of_latent_findings_alone_still_counts_them() -> None:
+    """Latent findings whose hiding break is suppressed: no counted break, but not "nothing in
+    compiled code" either (review of stop 48)."""
+    from graphmend.cli import found_summary
+    from graphmend.findings import Span
+
+    latent = Finding("GM201", Span(3, 0, 3, 5), "m", Severity.INFO, function="f", latent=True)
+    uncompiled = Finding("GM201", Span(9, 0, 9, 5), "m", Severity.INFO, function="g", if_compiled=True)
+    assert found_summary([latent, uncompiled], 1, 1, 0) == (
+        "Found 0 graph breaks (0 costing a whole function or more) in 1 of 1 file, 1 latent behind them "
+        "(dynamo reaches those once the breaks before them are fixed), and 1 more in functions nothing known compiles "
+        "(breaks if they are compiled: `--compiled-only` hides them)."
+    )
+
+
+def test_a_nested_function_of_a_candidate_is_its_code() -> None:
+    source = """
+    import torch
+
+    def helper(x: torch.Tensor):
+        def pick(v, m):
+            return v[m].sum()
+
+        return pick(x, x > 0)
+    """
+    findings = analyze(textwrap.dedent(source), "ops.py", strict=True)
+    assert [(f.code, f.function, f.if_compiled, f.severity) for f in findings] == [("GM402", "helper.<locals>.pick", True, Severity.INFO)]
+    assert "compiles `helper`" in findings[0].message
+
+
+def test_fixes_are_the_same_with_and_without_the_uncompiled_pass() -> None:
+    """Every call of a file's reporting helper is rewritten, an uncompiled caller's too; how it is
+    must not depend on what the uncompiled pass learnt there (review of stop 48: its tensor `if`
+    moved into the op only when the pass had run)."""
+    source = textwrap.dedent(
+        """
+        import math, warnings
+        import torch
+
+        def rank_zero_warn(message, category=UserWarning):
+            warnings.warn(message, category, stacklevel=2)
+
+        @torch.compile
+        def f(var_x, var_y):
+            bound = math.sqrt(torch.finfo(var_x.dtype).eps)
+            if (var_x < bound).any() or (var_y < bound).any():
+                rank_zero_warn(f"variance close to zero (dtype {var_x.dtype}).", UserWarning)
+            return var_x.sqrt() + var_y.sqrt()
+
+        def f_uc(var_x, var_y):
+            bound = math.sqrt(torch.finfo(var_x.dtype).eps)
+            if (var_x < bound).any() or (var_y < bound).any():
+                rank_zero_warn(f"variance close to zero (dtype {var_x.dtype}).", UserWarning)
+            return var_x.sqrt() + var_y.sqrt()
+        """
+    )
+    with_pass = fix_source(source, "metrics.py")
+    without = fix_source(source, "metrics.py", Config(check_uncompiled=False))
+    assert with_pass.applied and with_pass.fixed == without.fixed
+    assert any(f.if_compiled for f in with_pass.before)

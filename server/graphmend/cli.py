@@ -430,7 +430,7 @@ def found_summary(findings: list[Finding], files: int, checked: int, skipped: in
     latent = sum(1 for f in findings if f.latent and not f.if_compiled)
     whole = sum(1 for f in findings if f.severity is Severity.ERROR)
     found = len(findings) - latent - uncompiled
-    if not found:  # only breaks in code nothing known compiles
+    if not found and not latent:  # only breaks in code nothing known compiles
         return (
             f"No graph breaks found in compiled code in {checked} file{'s' if checked != 1 else ''}; {uncompiled} in functions nothing known "
             "compiles, which break if they are compiled (name them in `[tool.graphmend] compiled`; `--compiled-only` hides them)"

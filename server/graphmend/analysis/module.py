@@ -87,7 +87,7 @@ class ModuleAnalysis:
         # qualified name -> the uncompiled function whose calls reached it
         self.uncompiled: dict[str, str] = {}
         self._uncompiled_roots: dict[int, str] = {}  # id() of each candidate walked -> its name
-        self._uncompiled_phase = False
+        self.uncompiled_phase = False
 
     def run(self) -> list[Finding]:
         entries = find_entries(
@@ -101,7 +101,7 @@ class ModuleAnalysis:
         self._drain()
         if self.config.check_uncompiled and not self.config.focus:
             # then what nothing known compiles, as if compiled: findings marked `if_compiled`
-            self._uncompiled_phase = True
+            self.uncompiled_phase = True
             for function, cls in uncompiled_candidates(self.index, self.source.path, self.source.text_of, self._done):
                 name = _qualified_name(function, cls)
                 self._uncompiled_roots[id(function)] = name
@@ -235,7 +235,7 @@ class ModuleAnalysis:
             name = work.wrapping.qualified
         else:
             name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
-        if self._uncompiled_phase:
+        if self.uncompiled_phase:
             self.uncompiled[name] = self._uncompiled_roots.get(work.root, name)
         else:
             self.reasons[name] = work.reason
@@ -279,8 +279,9 @@ class ModuleAnalysis:
         if key in self._seen:
             return
         self._seen.add(key)
-        root = self.uncompiled.get(finding.function)
-        if root is not None and finding.function not in self.reasons:
+        walked = finding.function.split(".<locals>.", 1)[0]  # a nested function is its outer one's code
+        root = self.uncompiled.get(walked)
+        if root is not None and walked not in self.reasons:
             self.findings.append(_if_compiled(finding, root, self.source.path))
             return
         self.findings.append(finding)

@@ -81,10 +81,9 @@ def uncompiled_candidates(
     for function, cls in eligible:
         if id(function) not in callers and id(function) not in walked:
             yield function, cls
-    checked = {id(f) for f, _ in eligible}
-    for function, cls in eligible:
+    for function, cls in eligible:  # called: checked where a caller was (a call the walk did not follow)
         found = callers.get(id(function))
-        if found is not None and id(function) not in walked and any(caller in walked or caller in checked for caller in found):
+        if found is not None and id(function) not in walked and any(caller in walked for caller in found):
             yield function, cls
 
 

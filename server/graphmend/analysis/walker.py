@@ -104,7 +104,9 @@ class FunctionWalker:
         self.walk_body(self.function.body)
         self._module_constructor_breaks()
         self.eager_comprehension_breaks()
-        if self.module.keep_kinds:
+        if self.module.keep_kinds and not self.module.uncompiled_phase:
+            # the rewrites see only compiled code's kinds: code nothing known compiles is never
+            # rewritten, and what it is walked as must not shape how compiled code is
             self.module.kinds.update(self.evaluator.kinds)
 
     def _enclosing_functions(self) -> None:

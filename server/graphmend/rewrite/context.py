@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import copy
 import itertools
 from collections.abc import Callable, Iterator
 from typing import TypeVar
@@ -37,12 +38,17 @@ class FixContext:
     def __init__(self, result: AnalysisResult) -> None:
         if result.tree is None or result.source is None or result.index is None:
             raise ValueError("FixContext needs analyze_detailed(..., keep_facts=True)")
-        self.result = result
         self.source: SourceFile = result.source
         self.text = self.source.text
         self.tree = result.tree
         self.index = result.index
         self.kinds = result.kinds
+        if any(f.if_compiled for f in result.findings):
+            # code nothing known compiles is never rewritten, and its findings must not shape the
+            # fixes of compiled code either (an `if` it breaks at moved into an op with a call)
+            result = copy.copy(result)
+            result.findings = [f for f in result.findings if not f.if_compiled]
+        self.result = result
         self._parents: dict[int, ast.AST] = {}
         self._by_line: dict[int, list[ast.AST]] = {}
         self._indexed: set[int] = set()  # positions in tree.body already indexed

@@ -426,7 +426,9 @@ class _Lifter:
                 # `{loss.item():.4f}`: formatted at the call site, the read would break there;
                 # in the body it reads the tensor passed in, at run time, with the same spec
                 self.expr(value, conditional)
-            elif _is_reference(value) or self.pure_reads(value):
+            elif (_is_reference(value) or self.pure_reads(value)) and not (conditional and part.format_spec is not None):
+                # formatted at the call site, on every call: a spec (`{n - 1:d}` of a float) could
+                # raise there where the original, formatting only when the check failed, did not
                 if conditional:
                     self.require_safe_read(value)
                 field_text = self.field_text(part, expr)
