@@ -354,3 +354,20 @@ def test_fixes_are_the_same_with_and_without_the_uncompiled_pass() -> None:
     without = fix_source(source, "metrics.py", Config(check_uncompiled=False))
     assert with_pass.applied and with_pass.fixed == without.fixed
     assert any(f.if_compiled for f in with_pass.before)
+
+
+def test_a_helper_called_by_a_function_that_only_passes_tensors_on_is_checked() -> None:
+    """facenet-pytorch's `pnet_stage(reg, probs, scale, thresh)` hands its parameters to
+    `generateBoundingBox`, with no use of its own that shows they are tensors: the caller is no
+    candidate, but nothing says it runs outside compiled code, so the helper is checked."""
+    source = """
+    import torch
+
+    def generate(reg, probs, thresh):
+        mask = probs.sigmoid() >= thresh
+        return reg.permute(1, 0)[:, mask]
+
+    def stage(reg, probs, thresh):
+        return generate(reg, probs, thresh)
+    """
+    assert _conditional(source) == [(6, "GM402", "generate")]

@@ -14,8 +14,8 @@ param_evidence.tensor_evidence). Left out, as code that is run but not compiled:
 - methods of nn.Module other than `forward` (the forward, and what it calls, is the model's compiled
   code), and every method of a class on a base from another file (a Dataset, an Optimizer, an image
   processor: the framework calls them);
-- functions the file calls only from code that is not a candidate (an `__init__`, a training loop,
-  the module's top level): where the file shows the callers, they run outside compiled code;
+- functions the file calls only from code known to run outside compiled code (an `__init__`,
+  another method of a module, a training loop, the module's top level): they run there too;
 - training and I/O code: a function that calls `.backward()`, an optimizer's `.zero_grad()`,
   `torch.save`/`torch.load`, or `torch.compile` itself;
 - tests (`test_*.py`, `*_test.py`, `conftest.py`, functions named `test*`), `main`, dunder methods and properties;
@@ -56,34 +56,37 @@ def uncompiled_candidates(
     if _TEST_FILE.match(PurePath(path).name) or not any(target.split(".", 1)[0] == "torch" for target in index.imports.values()):
         return
     owned: list[tuple[ast.FunctionDef, ClassInfo | None]] = [(f, None) for f in index.functions.values()]
+    elsewhere: set[int] = set()  # id() of functions known to run outside compiled code
     for info in index.classes.values():
         if info.is_module:
             forward = info.methods.get("forward")
             owned.extend([(forward, info)] if forward is not None else [])
+            elsewhere |= {id(m) for m in info.methods.values() if m is not forward}
         elif plain_class(index, info) and not info.is_autograd_function:  # autograd.Function: its own tracing rules
             owned.extend((method, info) for method in info.methods.values())
-    eligible = [
-        (function, cls)
-        for function, cls in owned
-        if id(function) not in walked
-        and id(function) not in index.disabled
-        and id(function) not in index.opaque
-        and not _NOT_COMPILED_NAME.match(function.name)
-        and _plain_decorators(function, index)
-        and _takes_tensors(function, cls, index, text_of)
-        and not _runs_training(function, index, text_of)
-    ]
+        else:
+            elsewhere |= {id(m) for m in info.methods.values()}
+    eligible = []
+    for function, cls in owned:
+        if id(function) in walked or id(function) in index.disabled or id(function) in index.opaque:
+            continue
+        if _NOT_COMPILED_NAME.match(function.name) or not _plain_decorators(function, index) or _runs_training(function, index, text_of):
+            elsewhere.add(id(function))
+        elif _takes_tensors(function, cls, index, text_of):
+            eligible.append((function, cls))
     # Callers first: a function the file calls is walked from its caller, where that is checked,
-    # with what the caller passes. One the file calls only from code that is not (an `__init__`, a
-    # training loop, the module's top level) runs outside compiled code.
+    # with what the caller passes. One the file calls only from code known to run outside compiled
+    # code (an `__init__`, another method of a module, a training loop, the module's top level)
+    # runs there too; one called from anything else (a function that only passes tensors on,
+    # with no evidence of its own) is checked itself.
     everything = [*index.functions.values(), *(m for info in index.classes.values() for m in info.methods.values())]
     callers = _callers(index.source, [(f, c is not None) for f, c in eligible], everything)
     for function, cls in eligible:
         if id(function) not in callers and id(function) not in walked:
             yield function, cls
-    for function, cls in eligible:  # called: checked where a caller was (a call the walk did not follow)
+    for function, cls in eligible:
         found = callers.get(id(function))
-        if found is not None and id(function) not in walked and any(caller in walked for caller in found):
+        if found is not None and id(function) not in walked and any(c in walked or (c is not None and c not in elsewhere) for c in found):
             yield function, cls
 
 
