@@ -365,6 +365,27 @@ async def test_a_helper_called_from_compiled_code_in_another_file_is_analysed(cl
     assert [(d.code, d.range.start.line, d.severity) for d in found] == [("GM101", 4, types.DiagnosticSeverity.Warning), ("GM101", 10, information)]
 
 
+async def test_a_function_nothing_compiles_can_be_named_compiled_from_its_diagnostic(client: LanguageClient) -> None:
+    """The quick fix on an "if compiled" finding adds the function to `[tool.graphmend] compiled`;
+    once the pyproject.toml is saved, the finding is an ordinary one."""
+    pull = pulls(client.profile)
+    pyproject = _write(client, "pyproject.toml", '[project]\nname = "demo"\n')
+    uri = open_document(client, _write(client, "helpers.py", HELPERS))
+    await diagnostics(client, uri, pull, lambda d: len(d) == 2)
+    actions = await _actions_at(client, uri, 4, 8)
+    [named] = [a for a in actions if isinstance(a, types.CodeAction) and a.title.startswith("Treat `scale` as compiled")]
+    assert named.edit is not None
+    text = apply_text_edits(pyproject.read_text(encoding="utf-8"), edits_for(named.edit, pyproject.as_uri()), client.encoding)
+    assert text == '[project]\nname = "demo"\n\n[tool.graphmend]\ncompiled = ["helpers.py:scale"]\n'
+    pyproject.write_text(text, encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=pyproject.as_uri(), type=types.FileChangeType.Changed)])
+    )
+    information = types.DiagnosticSeverity.Information
+    found = await diagnostics(client, uri, pull, lambda d: any(x.severity != information for x in d))
+    assert [(d.code, d.range.start.line, d.severity) for d in found] == [("GM101", 4, types.DiagnosticSeverity.Warning), ("GM101", 10, information)]
+
+
 DECORATOR = '''import functools
 
 

@@ -106,6 +106,7 @@ class Finding:
     # compiled. Shown at information severity, with no fix until the function is named compiled
     # (analysis/uncompiled.py), and not counted as a break dynamo reports.
     if_compiled: bool = False
+    uncompiled_root: str = ""  # with if_compiled: the function to name compiled (`Sampler.step`)
 
     @property
     def frame_skip(self) -> bool:

@@ -306,4 +306,4 @@ def _if_compiled(finding: Finding, root: str, path: str) -> Finding:
         f"this breaks the graph if it is compiled. If it is, name it in `[tool.graphmend] compiled` "
         f'("{file}:{root}") for the full check and its fix.'
     )
-    return dataclasses.replace(finding, if_compiled=True, severity=Severity.INFO, message=finding.message + note)
+    return dataclasses.replace(finding, if_compiled=True, uncompiled_root=root, severity=Severity.INFO, message=finding.message + note)

@@ -5,6 +5,8 @@
   their tier and what they change (offered up to the `quickFixLevel` setting);
 - for a finding no fixer can rewrite, a disabled action that says why, where the client shows
   disabled actions (VS Code);
+- for a finding in code nothing known compiles, "Treat `f` as compiled": its entry added to
+  `[tool.graphmend] compiled` in the nearest pyproject.toml;
 - "Ignore GMxxx on this line";
 - `source.fixAll.graphmend`: every safe fix in the file, to a fixed point.
 """
@@ -12,17 +14,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from ..analysis.rules import PARSE_ERROR_CODE
+from ..compiled_entries import compiled_entry_insertion, entry_for, nearest_pyproject
 from ..findings import Edit
 from ..rewrite import Declined
 from ..rewrite.model import Safety
 from ..rewrite.suppress import suppression_edit
 from ..textedits import text_edits
-from .convert import to_diagnostic, to_text_edits
+from .convert import client_position, to_diagnostic, to_text_edits
 from .documents import Analysis
 from .settings import QUICK_FIX_LEVEL_HINT
 
@@ -69,6 +73,10 @@ def code_actions(
                 safe_outcome = analysis.plan(index, Safety.SAFE) if not safe else outcome
                 if isinstance(safe_outcome, Declined) and safe_outcome.key not in ("no-fixer", "riskier-only"):
                     actions.append(why_not_action(finding.code, safe_outcome, diagnostic, disabled_support))
+        if finding.if_compiled and finding.uncompiled_root and wanted(types.CodeActionKind.QuickFix, only):
+            named = compiled_entry_action(finding.uncompiled_root, path, diagnostic, codec)
+            if named is not None:
+                actions.append(named)
         if wanted(types.CodeActionKind.QuickFix, only):
             edit = suppression_edit(analysis.text, finding, analysis.lines, analysis.parses)
             if edit is not None:
@@ -91,6 +99,37 @@ def code_actions(
             if fix_all is not None:
                 actions.append(fix_all)
     return actions
+
+
+def compiled_entry_action(root: str, path: str, diagnostic: types.Diagnostic, codec: PositionCodec) -> types.CodeAction | None:
+    """"Treat `root` as compiled": its entry added to `[tool.graphmend] compiled` in the nearest
+    pyproject.toml (read from disk; nothing is offered without one, or where the file's shape is
+    not one edited safely: compiled_entries.py). The edit is one insertion, so the file keeps its
+    comments; once saved, the server reads the table again and the function's findings become
+    ordinary ones, with their fixes."""
+    document = Path(path)
+    if not document.is_absolute():
+        return None
+    pyproject = nearest_pyproject(document)
+    entry = entry_for(document, pyproject, root) if pyproject is not None else None
+    if pyproject is None or entry is None:
+        return None
+    try:
+        text = pyproject.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    insertion = compiled_entry_insertion(text, entry)
+    if insertion is None:
+        return None
+    lines = text.splitlines()
+    position = client_position(codec, lines, insertion.line + 1, insertion.column) if insertion.line < len(lines) else types.Position(line=len(lines), character=0)
+    edit = types.TextEdit(range=types.Range(start=position, end=position), new_text=insertion.text)
+    return types.CodeAction(
+        title=f"Treat `{root}` as compiled (add \"{entry}\" to [tool.graphmend] compiled)",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=types.WorkspaceEdit(changes={pyproject.as_uri(): [edit]}),
+    )
 
 
 def why_not_action(code: str, outcome: Declined, diagnostic: types.Diagnostic, disabled_support: bool) -> types.CodeAction | types.Command:
