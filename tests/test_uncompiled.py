@@ -371,3 +371,16 @@ def test_a_helper_called_by_a_function_that_only_passes_tensors_on_is_checked() 
         return generate(reg, probs, thresh)
     """
     assert _conditional(source) == [(6, "GM402", "generate")]
+
+
+@pytest.mark.parametrize("path", ["timm/data/random_erasing.py", "pkg/transforms/intensity.py", "pkg/optim/lamb.py", "vision/transforms.py"])
+def test_data_pipeline_and_optimizer_code_is_left_out_by_its_place(path: str) -> None:
+    assert _conditional(LOSS, path) == []
+    assert _conditional(LOSS, "pkg/models/losses.py") == [(6, "GM201", "focal")]
+
+
+def test_folders_above_the_project_do_not_count() -> None:
+    assert _conditional(LOSS, "/data/projects/vision/models/losses.py") == [(6, "GM201", "focal")]
+    inside = Config(root=Path("/data/projects/vision"))
+    assert _conditional(LOSS, "/data/projects/vision/models/losses.py", inside) == [(6, "GM201", "focal")]
+    assert _conditional(LOSS, "/data/projects/vision/data/losses.py", inside) == []

@@ -102,7 +102,7 @@ class ModuleAnalysis:
         if self.config.check_uncompiled and not self.config.focus:
             # then what nothing known compiles, as if compiled: findings marked `if_compiled`
             self.uncompiled_phase = True
-            for function, cls in uncompiled_candidates(self.index, self.source.path, self.source.text_of, self._done):
+            for function, cls in uncompiled_candidates(self.index, self.source.path, self.source.text_of, self._done, self.config.root):
                 name = _qualified_name(function, cls)
                 self._uncompiled_roots[id(function)] = name
                 reason = f"`{name}`, which works on tensors; nothing known compiles it"
