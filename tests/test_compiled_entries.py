@@ -77,3 +77,23 @@ def test_the_entry_names_the_file_relative_to_the_pyproject(tmp_path: Path) -> N
     assert nearest_pyproject(document) == (tmp_path / "pyproject.toml").resolve()
     assert entry_for(document, tmp_path / "pyproject.toml", "Sampler.step") == "src/losses.py:Sampler.step"
     assert entry_for(Path("/elsewhere/x.py"), tmp_path / "pyproject.toml", "f") is None
+
+
+def test_the_quick_fix_edits_the_pyproject_whose_table_is_in_force(tmp_path: Path) -> None:
+    """A subproject's pyproject.toml without a table: adding one there would hide the root's
+    `[tool.graphmend]` for every file below it, so the entry goes into the root's."""
+    from graphmend.lsp.actions import compiled_entry_action
+    from lsprotocol import types
+    from pygls.workspace.position_codec import PositionCodec
+
+    (tmp_path / "pyproject.toml").write_text('[tool.graphmend]\nignore = ["GM301"]\n', encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text('[project]\nname = "sub"\n', encoding="utf-8")
+    document = tmp_path / "sub" / "losses.py"
+    diagnostic = types.Diagnostic(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=1)), message="m")
+    action = compiled_entry_action("focal", str(document), diagnostic, PositionCodec(types.PositionEncodingKind.Utf16), tmp_path)
+    assert action is not None and action.edit is not None and action.edit.changes is not None
+    assert list(action.edit.changes) == [(tmp_path / "pyproject.toml").as_uri()]
+    assert [e.new_text for e in action.edit.changes[(tmp_path / "pyproject.toml").as_uri()]] == ['compiled = ["sub/losses.py:focal"]\n']
+    nearest = compiled_entry_action("focal", str(document), diagnostic, PositionCodec(types.PositionEncodingKind.Utf16), None)
+    assert nearest is not None and nearest.edit is not None and list(nearest.edit.changes or {}) == [(tmp_path / "sub" / "pyproject.toml").as_uri()]

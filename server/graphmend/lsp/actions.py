@@ -74,7 +74,7 @@ def code_actions(
                 if isinstance(safe_outcome, Declined) and safe_outcome.key not in ("no-fixer", "riskier-only"):
                     actions.append(why_not_action(finding.code, safe_outcome, diagnostic, disabled_support))
         if finding.if_compiled and finding.uncompiled_root and wanted(types.CodeActionKind.QuickFix, only):
-            named = compiled_entry_action(finding.uncompiled_root, path, diagnostic, codec)
+            named = compiled_entry_action(finding.uncompiled_root, path, diagnostic, codec, analysis.config.root)
             if named is not None:
                 actions.append(named)
         if wanted(types.CodeActionKind.QuickFix, only):
@@ -101,16 +101,19 @@ def code_actions(
     return actions
 
 
-def compiled_entry_action(root: str, path: str, diagnostic: types.Diagnostic, codec: PositionCodec) -> types.CodeAction | None:
-    """"Treat `root` as compiled": its entry added to `[tool.graphmend] compiled` in the nearest
-    pyproject.toml (read from disk; nothing is offered without one, or where the file's shape is
-    not one edited safely: compiled_entries.py). The edit is one insertion, so the file keeps its
-    comments; once saved, the server reads the table again and the function's findings become
-    ordinary ones, with their fixes."""
+def compiled_entry_action(
+    root: str, path: str, diagnostic: types.Diagnostic, codec: PositionCodec, config_root: Path | None
+) -> types.CodeAction | None:
+    """"Treat `root` as compiled": its entry added to `[tool.graphmend] compiled` in the
+    pyproject.toml the document's configuration comes from (`config_root`), else the nearest one
+    (a table added to another would hide the one in force); read from disk, nothing is offered
+    without one or where the file's shape is not one edited safely (compiled_entries.py). The edit
+    is one insertion, so the file keeps its comments; once saved, the server reads the table again
+    and the function's findings become ordinary ones, with their fixes."""
     document = Path(path)
     if not document.is_absolute():
         return None
-    pyproject = nearest_pyproject(document)
+    pyproject = config_root / "pyproject.toml" if config_root is not None else nearest_pyproject(document)
     entry = entry_for(document, pyproject, root) if pyproject is not None else None
     if pyproject is None or entry is None:
         return None
