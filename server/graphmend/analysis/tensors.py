@@ -119,6 +119,8 @@ def takes_tensor_argument(qualified: str) -> bool:
         return False
     leaf = qualified.rsplit(".", 1)[1]
     return leaf not in TORCH_PY_FUNCTIONS and leaf not in NUMBER_ARGUMENT_FUNCTIONS and not leaf[:1].isupper()
+
+
 TORCH_SEQ_FUNCTIONS = frozenset(
     {
         "split", "chunk", "unbind", "tensor_split", "hsplit", "vsplit", "dsplit", "meshgrid", "broadcast_tensors",

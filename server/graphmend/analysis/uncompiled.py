@@ -58,8 +58,10 @@ def uncompiled_candidates(
     walked: set[int],
     root: PurePath | None = None,
 ) -> Iterator[tuple[ast.FunctionDef, ClassInfo | None]]:
-    """The module's functions and methods, in source order, that no compiled code reached (`walked`:
-    id() of the functions analysed as compiled) and that work on tensors; see the module docstring."""
+    """The module's functions and methods that no compiled code reached (`walked`: id() of the
+    functions analysed so far, which grows as the caller walks what this yields) and that work on
+    tensors, see the module docstring: those the file does not call first, in source order, then
+    those it calls from code not known to run elsewhere and that no walk reached."""
     if _TEST_FILE.match(PurePath(path).name) or _data_pipeline(path, root) or not any(target.split(".", 1)[0] == "torch" for target in index.imports.values()):
         return
     owned: list[tuple[ast.FunctionDef, ClassInfo | None]] = [(f, None) for f in index.functions.values()]

@@ -6,7 +6,7 @@
 - for a finding no fixer can rewrite, a disabled action that says why, where the client shows
   disabled actions (VS Code);
 - for a finding in code nothing known compiles, "Treat `f` as compiled": its entry added to
-  `[tool.graphmend] compiled` in the nearest pyproject.toml;
+  `[tool.graphmend] compiled` in the pyproject.toml whose table is in force;
 - "Ignore GMxxx on this line";
 - `source.fixAll.graphmend`: every safe fix in the file, to a fixed point.
 """
