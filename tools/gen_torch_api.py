@@ -8,7 +8,8 @@ torch), so the facts it needs about torch's API are written out here once per to
 TENSOR_METHODS are the public methods of torch.Tensor. EVIDENCE_METHODS are the ones no builtin
 type, nn.Module or logging.Logger also has: calling one on a value of unknown type is taken as
 evidence that it is a tensor (a numpy array behaves the same under dynamo, which traces numpy as
-tensors). NN_MODULE_CLASSES are the nn.Module subclasses exported by torch.nn.
+tensors). PYTHON_TENSOR_METHODS are the public methods torch.Tensor defines in Python (`norm`,
+`split`, `unique`): dynamo traces their source, unlike the C methods. NN_MODULE_CLASSES are the nn.Module subclasses exported by torch.nn.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def main() -> None:
     members = {name: getattr(torch.Tensor, name, None) for name in dir(torch.Tensor) if not name.startswith("_")}
     methods = sorted(n for n, v in members.items() if callable(v) and not isinstance(v, type))
     attributes = sorted(n for n in members if n not in methods)
+    in_python = sorted(n for n, v in vars(torch.Tensor).items() if inspect.isfunction(v) and not n.startswith("_"))
     # Names generic enough that a non-tensor object in model code may well define them.
     generic = {"put", "new", "fix", "resize", "set_", "apply_", "map_", "map2_", "storage", "rename",
                "refine_names", "align_to", "align_as", "record_stream", "module_load", "share_memory_",
@@ -49,6 +51,7 @@ def main() -> None:
         "tensor_methods": methods,
         "tensor_attributes": attributes,
         "evidence_methods": evidence,
+        "python_tensor_methods": in_python,
         "nn_module_classes": nn_modules,
         "torch_functions": functions,
         "functional": functional,

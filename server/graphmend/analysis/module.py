@@ -83,6 +83,12 @@ class ModuleAnalysis:
         # the callee breaks: id(call) -> (caller's walker, the `if` arms around the call)
         self._eager_sites: dict[int, tuple[FunctionWalker, tuple[tuple[int, int, int, int], ...]]] = {}
         self._eager_calls: dict[int, ast.AST] = {}  # those whose callee broke: id(call) -> call
+        # calls of a function of this module made in the arguments of a C tensor method call
+        # (`x.masked_fill(make_pad_mask(...), 0)`): (method call, helper call, its walker, helper)
+        self._method_argument_calls: list[tuple[ast.Call, ast.Call, FunctionWalker, int]] = []
+        self._callees: dict[int, set[int]] = {}  # id() of a walked function -> those it calls here
+        self._breaking: set[int] = set()  # id() of the walked functions with a break of their own
+        self._walking: int | None = None  # id() of the function being walked
         # functions walked after the compiled ones, as if compiled (analysis/uncompiled.py):
         # qualified name -> the uncompiled function whose calls reached it
         self.uncompiled: dict[str, str] = {}
@@ -115,6 +121,8 @@ class ModuleAnalysis:
             callers[id(caller)] = caller
         for caller in callers.values():  # each caller's comprehensions checked once, with all its causes
             caller.eager_comprehension_breaks()
+        self._walking = None
+        self._resumed_method_breaks()
         self.findings = mark_latent(self.findings)
         return self.findings
 
@@ -145,6 +153,35 @@ class ModuleAnalysis:
         return _Work(
             entry.function, entry.cls, kinds, None, True, entry.reason, entry.explicit, wrapping=entry.wrapping, wrapped=entry.decorated, root=id(entry.function)
         )
+
+    def note_method_argument_call(self, method_call: ast.Call, call: ast.Call, caller: FunctionWalker, function: ast.FunctionDef) -> None:
+        """`call` of `function` is made in the arguments of the C tensor method `method_call`
+        (see _resumed_method_breaks)."""
+        self._method_argument_calls.append((method_call, call, caller, id(function)))
+
+    def _resumed_method_breaks(self) -> None:
+        """A helper that breaks, called in the arguments of a C tensor method
+        (`xs_pad.masked_fill(make_pad_mask(ilens, xs_pad, 1), 0.0)`, ESPnet), breaks its caller a
+        second time: dynamo resumes after the helper's call with the bound method already on its
+        stack, and cannot call a method it has no source for ("Attempted to call function marked
+        as skipped"; measured on torch 2.13: `torch.masked_fill(x, h(x), 0)`, a module's call, or
+        the helper's result bound to a name first do not break again)."""
+        rule = self.rules.by_code.get("GM524")
+        if rule is None or not self._method_argument_calls:
+            return
+        memo: dict[int, bool] = {}
+
+        def breaks(function: int) -> bool:
+            if function not in memo:
+                memo[function] = False  # a recursive helper asks again while this runs
+                memo[function] = function in self._breaking or any(breaks(c) for c in self._callees.get(function, ()))
+            return memo[function]
+
+        for method_call, call, caller, function in self._method_argument_calls:
+            if breaks(function) and _evaluated_with(call, method_call):
+                assert isinstance(method_call.func, ast.Attribute)
+                helper = caller.snippet(call.func)
+                caller.report(rule, method_call, method=method_call.func.attr, helper=helper)
 
     def note_eager_site(self, call: ast.AST, caller: FunctionWalker, arms: tuple[tuple[int, int, int, int], ...]) -> None:
         """A call that makes `caller` run eagerly should its callee break (see eager_call_broke)."""
@@ -209,6 +246,8 @@ class ModuleAnalysis:
     ) -> None:
         """Called by walkers for each call into a function of this module."""
         key = id(function)
+        if self._walking is not None:
+            self._callees.setdefault(self._walking, set()).add(key)
         if key in self._done or key in self.index.disabled or key in self.index.opaque:
             return
         pending = self._pending.get(key)
@@ -235,6 +274,7 @@ class ModuleAnalysis:
             name = work.wrapping.qualified
         else:
             name = f"{work.cls.name}.{work.function.name}" if work.cls is not None else work.function.name
+        self._walking = id(work.function)
         if self.uncompiled_phase:
             self.uncompiled[name] = self._uncompiled_roots.get(work.root, name)
         else:
@@ -287,6 +327,22 @@ class ModuleAnalysis:
         self.findings.append(finding)
         if finding.severity is not Severity.INFO:
             self._broken_roots.add(self._root)
+            if self._walking is not None:
+                self._breaking.add(self._walking)
+
+
+def _evaluated_with(call: ast.Call, method_call: ast.Call) -> bool:
+    """Whether `call` runs whenever the arguments of `method_call` are evaluated, in its frame: not
+    under a lambda, a comprehension (a frame of its own) or a conditional expression or operand."""
+    pending: list[ast.AST] = [*method_call.args, *(k.value for k in method_call.keywords)]
+    while pending:
+        node = pending.pop()
+        if node is call:
+            return True
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _qualified(entry: Entry) -> str:

@@ -27,6 +27,9 @@ MASK_NAME = re.compile(
     r"^(?:.*_)?masks?(?:_(?!(?:idx|index|indices|ids|id|pos|position|positions|len|lens|length|lengths|count|counts|ratio"
     r"|prob|probs|token|tokens|value|values|fill|size|shape|dim|type|kind|mode|fn|func)(?:_|$)).*)?$"
 )
+# Parameter names that announce a `torch.Generator` (`generator`, `noise_generator`, `rng`), taken
+# for one only where the function passes the parameter as `generator=`.
+GENERATOR_NAME = re.compile(r"^(?:.*_)?(?:generator|gen|rng)$")
 _EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
 
 # torch functions whose first argument is a number or a size, not a tensor.
@@ -86,7 +89,7 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             return True
         if previous == "[" and next_char == "," and _opens_tensor_list(text, preceding, evidence_call) and not _rebound(text, name):
             return True
-        if previous == "(" and next_char in (",", ")", "\n"):
+        if previous == "(" and (next_char in (",", ")", "\n") or _number_arithmetic_argument(text, following)):
             callee_end = preceding
             callee_start = callee_end
             while callee_start > 0 and (text[callee_start - 1].isalnum() or text[callee_start - 1] in "_."):
@@ -94,6 +97,16 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
             callee = text[callee_start:callee_end]
             if callee and not callee[0].isdigit() and evidence_call(callee):
                 return True
+
+
+_NUMBER_ARITHMETIC_ARGUMENT = re.compile(r"(?:\*\*|//|[-+*/%])\s*\d[\d_]*(?:\.\d*)?(?:[eE][-+]?\d+)?\s*[,)]")
+
+
+def _number_arithmetic_argument(text: str, position: int) -> bool:
+    """Whether the parameter's use ends in arithmetic with a number literal that ends the argument
+    (`torch.div(ilens + 1, 2, rounding_mode="floor")`, ESPnet): a torch function's first argument
+    then still needs the parameter to be a tensor, as `torch.div(3 + 1, 2)` raises TypeError."""
+    return _NUMBER_ARITHMETIC_ARGUMENT.match(text, position) is not None
 
 
 def _rebound(text: str, name: str) -> bool:

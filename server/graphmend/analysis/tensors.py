@@ -273,6 +273,9 @@ class Evaluator:
         self.instance_params: dict[str, ClassInfo] = {}
         self.local_imports: dict[str, str] = {}
         self.kinds: dict[int, Kind] = {}
+        # the calls of C tensor methods whose arguments are being visited, innermost last (see
+        # FunctionWalker._enqueue_callee: a helper that breaks there breaks the caller again)
+        self.tensor_method_calls: list[ast.Call] = []
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
         self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
@@ -593,8 +596,20 @@ class Evaluator:
         else:
             func_kind = self.visit(func)
         self.kinds[id(func)] = func_kind
-        arg_kinds = [self.visit(a) for a in node.args]
-        kw_kinds = {k.arg or "**": self.visit(k.value) for k in node.keywords}
+        method = (
+            isinstance(func, ast.Attribute)
+            and receiver in TENSOR_KINDS
+            and receiver is not Kind.RANDOM_NUMBER
+            and func.attr not in torch_api.PYTHON_TENSOR_METHODS
+        )
+        if method:
+            self.tensor_method_calls.append(node)
+        try:
+            arg_kinds = [self.visit(a) for a in node.args]
+            kw_kinds = {k.arg or "**": self.visit(k.value) for k in node.keywords}
+        finally:
+            if method:
+                self.tensor_method_calls.pop()
         if not self.dead:
             self.observer.on_call_target(node, arg_kinds, kw_kinds)
         return self.call_result(node, func_kind, receiver, arg_kinds)
@@ -622,6 +637,8 @@ class Evaluator:
             if func.attr == "item" and SCALAR_FLAG in self.index.dynamo_flags:
                 return Kind.SCALAR  # a traced symbolic number: branching on it still breaks
             return tensor_method_kind(func.attr, node, receiver, arg_kinds, self.qualname)
+        if receiver is Kind.MODULE and isinstance(func, ast.Attribute) and func.attr in ("parameters", "buffers") and not node.args:
+            return Kind.TENSORS  # `for p in model.parameters():` iterates tensors
         if func_kind in (Kind.MODULE, Kind.JIT):
             return Kind.TENSOR
         if receiver is Kind.GENERATOR and isinstance(func, ast.Attribute) and func.attr == "manual_seed":
@@ -638,6 +655,8 @@ class Evaluator:
                 return Kind.LOCK
             if name == "torch.Generator":
                 return Kind.GENERATOR
+            if name in ("copy.deepcopy", "copy.copy") and len(arg_kinds) == 1 and arg_kinds[0] in (Kind.MODULE, Kind.MODULES, *TENSOR_KINDS):
+                return arg_kinds[0]  # a copy of a module (BYOL's target network) or of a tensor
             if name == "random.Random":
                 return Kind.PY_RNG
             if name in SPARSE_CONSTRUCTORS:

@@ -17,6 +17,8 @@ TENSOR_METHODS: frozenset[str] = frozenset(_FACTS["tensor_methods"])
 TENSOR_ATTRIBUTES: frozenset[str] = frozenset(_FACTS["tensor_attributes"])
 # Tensor methods no builtin type, nn.Module or Logger has: calling one is evidence of a tensor.
 EVIDENCE_METHODS: frozenset[str] = frozenset(_FACTS["evidence_methods"])
+# Tensor methods written in Python (`norm`, `split`): dynamo traces into them as into user code.
+PYTHON_TENSOR_METHODS: frozenset[str] = frozenset(_FACTS["python_tensor_methods"])
 NN_MODULE_CLASSES: frozenset[str] = frozenset(_FACTS["nn_module_classes"])
 TORCH_FUNCTIONS: frozenset[str] = frozenset(_FACTS["torch_functions"])
 FUNCTIONAL: frozenset[str] = frozenset(_FACTS["functional"])

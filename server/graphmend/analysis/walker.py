@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import dis
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -24,8 +25,8 @@ from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
 from .decorators import Wrapping
-from .kinds import TENSOR_KINDS, Kind, is_tensor, join
-from .param_evidence import MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
+from .kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
+from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
 from .tensors import TENSOR_CLASSES, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, takes_tensor_argument, unpack_kind
@@ -93,6 +94,7 @@ class FunctionWalker:
         self._once: set[str] = set()
         self._nested: dict[str, tuple[ast.FunctionDef, dict[str, Kind]]] = {}
         self._reported = 0  # findings this walker produced (for GM517)
+        self._skipping_tests: set[int] = set()  # `while` operands whose break skips the frame (see _while)
         self.callees = CalleeResolver(self.evaluator, function, lambda: module.source.text_of(function))
         self._current_statement: ast.stmt | None = None  # the statement walk_body is at
         self._super_init: ast.Call | None = None  # `super().__init__(...)` in a module's __init__
@@ -294,6 +296,8 @@ class FunctionWalker:
                 kind = Kind.PY
             if arg.annotation is None and (default is None or (isinstance(default, ast.Constant) and default.value is None)) and MASK_NAME.match(arg.arg):
                 self.mask_params.add(arg.arg)
+            if kind is Kind.UNKNOWN and arg.annotation is None and default is None and self._passed_as_generator(arg.arg):
+                kind = Kind.GENERATOR
             if kind is Kind.UNKNOWN and arg.annotation is None:
                 if self.explicitly_compiled and default is None and arg in positional and not NOT_A_TENSOR_NAME.search(arg.arg):
                     # The inputs of a function passed to torch.compile are tensors unless they say
@@ -315,6 +319,16 @@ class FunctionWalker:
             text = self.module.source.text_of(self.function)
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.evaluator.env[name] = Kind.TENSOR
+
+    def _passed_as_generator(self, name: str) -> bool:
+        """Whether a parameter without a default is named as a random generator and handed to a
+        random op as one (diffusers' scheduler `step(..., generator)` then
+        `torch.randn(shape, generator=generator)`): callers pass a `torch.Generator` there, and
+        only `generator=None` traces. A parameter with a default (`generator=None`) stays unknown."""
+        if not GENERATOR_NAME.match(name):
+            return False
+        text = self.module.source.text_of(self.function)
+        return re.search(rf"\bgenerator\s*=\s*{re.escape(name)}\b", text) is not None
 
     def _inverted_mask_indices(self, params: set[str]) -> set[str]:
         """Mask-named parameters, annotated or not, that the function inverts inside an index
@@ -493,6 +507,8 @@ class FunctionWalker:
         if self.evaluator.dead or (rule.removed_by_flag is not None and rule.removed_by_flag in self.index.dynamo_flags):
             return
         effect = effect or rule.effect
+        if id(node) in self._skipping_tests:
+            effect = Effect.FRAME_SKIP
         amplifier = self.current_amplifier()
         if amplifier is not None and amplifier.certain and self._resumes_after(node, amplifier):
             amplifier = None
@@ -717,6 +733,10 @@ class FunctionWalker:
                 displays.add(param.arg)  # some element is computed in the graph (see frame_input)
         if not self.evaluator.dead and self._eager_site(call) and self._may_break_comprehensions():
             self.module.note_eager_site(call, self, self._arms_here())
+        if self.evaluator.tensor_method_calls and not self.evaluator.dead:
+            amplifier = self.current_amplifier()
+            if amplifier is None or amplifier.kind == "caller":  # in a loop, `try` or `with` the caller runs eagerly
+                self.module.note_method_argument_call(self.evaluator.tensor_method_calls[-1], call, self, function)
         amplifier = self.current_amplifier()
         if amplifier is not None:
             # The function that runs eagerly is the one holding the loop/try/with, however deep
@@ -845,6 +865,8 @@ class FunctionWalker:
                 rule.check_store(target, self)
         elif isinstance(target, ast.Attribute):
             self.evaluator.visit(target.value)
+            for rule in self.rules.by_store_type.get(ast.Attribute, ()):
+                rule.check_store(target, self)
         elif isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._visit_target(element)
@@ -972,14 +994,20 @@ class FunctionWalker:
             return None
         return (name, outside, inside) if negated else (name, inside, outside)
 
-    def _loop_body(self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str) -> None:
+    def _loop_body(
+        self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str, retest: Callable[[], None] | None = None
+    ) -> None:
         """Walk a loop body as the first iteration sees it, and once more only if the body changes
-        the kind of a variable (what later iterations see); findings of both passes are real."""
+        the kind of a variable (what later iterations see); findings of both passes are real.
+        `retest` (a `while` test) is evaluated again as the second iteration sees it, where the body
+        changed the kind of a name it reads (`err = 1` then `err = torch.norm(...)` in the body)."""
         before = dict(self.evaluator.env)
         self.amplifiers.append(Amplifier("loop", stmt, label, self.function_name))
         try:
             bind()
             self.walk_body(stmt.body)
+            if retest is not None:
+                retest()
             merged = merge_envs(before, self.evaluator.env)
             if merged != before:
                 self.evaluator.env = merged
@@ -995,6 +1023,21 @@ class FunctionWalker:
             if before.get(name) is Kind.PY and kind in TENSOR_KINDS and kind is not Kind.RANDOM_NUMBER:
                 self.evaluator.env[name] = Kind.TENSOR_OR_NUMBER
 
+    def _assigned_tensors(self, body: list[ast.stmt]) -> set[str]:
+        """Names a statement of `body` binds to a value the walk found to be a tensor, on any path:
+        a `while` test reading such a name tests a tensor once that path has run (POT's sinkhorn
+        refreshes `err = torch.norm(...)` under `if cpt % 10 == 0:`)."""
+        kinds = self.evaluator.kinds
+        found: set[str] = set()
+        for stmt in body:
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Assign) and kinds.get(id(node.value)) in TENSOR_KINDS - {Kind.RANDOM_NUMBER}:
+                    found.update(t.id for t in node.targets if isinstance(t, ast.Name))
+                elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+                    if isinstance(node.target, ast.Name) and kinds.get(id(node.value)) in TENSOR_KINDS - {Kind.RANDOM_NUMBER}:
+                        found.add(node.target.id)
+        return found
+
     def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
         iter_kind = self.evaluator.visit(stmt.iter)
         element = element_kind(iter_kind, stmt.iter, self.evaluator)
@@ -1009,7 +1052,34 @@ class FunctionWalker:
             self.walk_body(stmt.orelse)
             return False
         self.evaluator.visit_truth(stmt.test, "while")
-        self._loop_body(stmt, lambda: None, "`while` loop")
+        first = {n.id: self.evaluator.env.get(n.id) for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+
+        def retest() -> None:
+            if self.evaluator.dead:
+                return
+            env = self.evaluator.env
+            tensors = self._assigned_tensors(stmt.body)
+            flipped: dict[str, Kind] = {
+                n: env.get(n, Kind.UNKNOWN) if env.get(n) in TENSOR_KINDS else Kind.TENSOR_OR_NUMBER
+                for n, kind in first.items()
+                if kind in NON_TENSOR_KINDS
+                and env.get(n) is not Kind.RANDOM_NUMBER
+                and (env.get(n) in TENSOR_KINDS or (env.get(n) is Kind.UNKNOWN and n in tensors))
+            }
+            if flipped:
+                self.evaluator.env = {**env, **flipped}
+                # measured on torch 2.13: a tensor that first appears in a later iteration, as an
+                # operand of `and`/`or` other than the last (`while err > thr and cpt < n:`), makes
+                # dynamo skip the whole frame; alone or last, it breaks there as usual
+                test = stmt.test
+                self._skipping_tests = {id(v) for v in test.values[:-1]} if isinstance(test, ast.BoolOp) else set()
+                try:
+                    self.evaluator.visit_truth(stmt.test, "while")
+                finally:
+                    self.evaluator.env = env
+                    self._skipping_tests = set()
+
+        self._loop_body(stmt, lambda: None, "`while` loop", retest)
         self.walk_body(stmt.orelse)
         return False
 

@@ -79,6 +79,11 @@ class OneHotWithoutClassCount(TensorOpRule):
         return not given or _is_minus_one(given[0])
 
 
+def _is_none(node: ast.expr, ctx: RuleContext) -> bool:
+    """`None`, or a name the walk knows holds None (a parameter its caller left at a `None` default)."""
+    return (isinstance(node, ast.Constant) and node.value is None) or ctx.kind(node) is Kind.NONE
+
+
 def _is_minus_one(node: ast.expr) -> bool:
     """The literal `-1` (one_hot's default, "infer from the data")."""
     operand = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else None
@@ -91,8 +96,8 @@ class RepeatInterleaveByTensor(ShapeOpRule):
     methods = frozenset({"repeat_interleave"})
 
     def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
-        if any(k.arg == "output_size" for k in node.keywords):
-            return False
+        if any(k.arg == "output_size" and not _is_none(k.value, ctx) for k in node.keywords):
+            return False  # `output_size=None` (PyG's `ptr2index(ptr)` passes its default on) is no size
         if function_form and len(node.args) == 1 and not node.keywords:
             return is_tensor(ctx.kind(node.args[0]))  # torch.repeat_interleave(repeats)
         repeats = [a for a in rest[:1]] + [k.value for k in node.keywords if k.arg == "repeats"]

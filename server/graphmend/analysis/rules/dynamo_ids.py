@@ -54,6 +54,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0170": "Data-dependent branching",
     "GB0175": "builtin isinstance() cannot determine type of argument",
     "GB0193": "invalid call to builtin op handler",
+    "GB0206": "setattr() on Tensor.requires_grad",
     "GB0207": "sort with non-constant keys",
     "GB0208": "torch.* op returned non-Tensor",
     "GB0213": "unimplemented builtin op on tensor arguments",

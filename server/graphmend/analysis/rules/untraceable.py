@@ -293,6 +293,29 @@ class ComprehensionInEagerFunction(Rule):
     effect = Effect.FRAME_SKIP
 
 
+class ResumedTensorMethod(Rule):
+    """Reported by ModuleAnalysis once every function is walked (no hook): a helper of the file
+    that breaks, called in the arguments of a C tensor method (see
+    ModuleAnalysis._resumed_method_breaks)."""
+
+    code = "GM524"
+
+
+class RequiresGradSet(Rule):
+    """`p.requires_grad = flag` on a tensor (BYOL's `set_requires_grad(model, False)` over
+    `model.parameters()`): dynamo does not trace the attribute's setter. Measured on torch 2.13 for
+    parameters, inputs and intermediates, `True` or `False`, changed or not; the method
+    `p.requires_grad_(False)` on a parameter traces."""
+
+    code = "GM525"
+    store_types = (ast.Attribute,)
+
+    def check_store(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Attribute)
+        if node.attr == "requires_grad" and is_tensor(ctx.kind(node.value)) and ctx.kind(node.value) is not Kind.RANDOM_NUMBER:
+            ctx.report(self, node)
+
+
 class BufferReassignedToItself(Rule):
     """`self.pos = self.pos.to(device=..., dtype=...)` where `self.pos = nn.Buffer(...)` in
     `__init__` (transformers 5.23.0's CTRL): when the conversion changes nothing it returns the
