@@ -14,6 +14,7 @@ from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .guarded_fill import GuardedMaskedFillFixer
 from .held_condition import HeldConditionFixer
+from .hoist import HoistHelperArgumentFixer
 from .item_batch import ItemBatchFixer
 from .length_fill import LengthFillFixer
 from .mask_check import MaskCheckFixer
@@ -51,6 +52,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
+    HoistHelperArgumentFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
     ItemBatchFixer(),  # after every fixer that keeps the number a tensor: it only batches the breaks
