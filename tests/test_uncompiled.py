@@ -384,3 +384,37 @@ def test_folders_above_the_project_do_not_count() -> None:
     inside = Config(root=Path("/data/projects/vision"))
     assert _conditional(LOSS, "/data/projects/vision/models/losses.py", inside) == [(6, "GM201", "focal")]
     assert _conditional(LOSS, "/data/projects/vision/data/losses.py", inside) == []
+
+
+def test_a_modules_inference_entry_point_is_checked_but_its_other_methods_are_not() -> None:
+    source = """
+    import torch
+    from torch import nn
+
+    class Decoder(nn.Module):
+        def forward(self, x):
+            return x * 2
+
+        def infer(self, memory: torch.Tensor):
+            n = int(memory.sum().item())
+            return memory[:n]
+
+        def reset_cache(self, memory: torch.Tensor):
+            self.cached = memory.max().item()
+    """
+    assert _conditional(source, "decoder.py") == [(10, "GM201", "Decoder.infer")]
+
+
+def test_a_plain_class_method_called_on_self_returns_its_kind() -> None:
+    source = """
+    import torch
+
+    class PoseLoss:
+        def _select(self, keypoints):
+            return torch.cat([keypoints, keypoints])
+
+        def __call__(self, keypoints: torch.Tensor, masks):
+            selected = self._select(keypoints)
+            return selected[masks].sum()
+    """
+    assert _conditional(source, "pose.py") == [(10, "GM402", "PoseLoss.__call__")]

@@ -686,6 +686,12 @@ class Evaluator:
             method = self.index.method(self.index.classes[held], func.attr) if held in self.index.classes else None
             if method is not None:
                 return self.returned_kind(method, self.index.owner.get(id(method)))
+        if isinstance(func, ast.Attribute) and receiver is not Kind.MODULE and self.cls is not None and not self.cls.is_module:
+            if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
+                # `self._select_target_keypoints(...)` in a plain class (ultralytics' losses)
+                method = self.index.method(self.cls, func.attr)
+                if method is not None:
+                    return self.returned_kind(method, self.index.owner.get(id(method)))
         if isinstance(func, ast.Attribute) and receiver is Kind.MODULE and self.cls is not None:
             if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
                 method = self.index.method(self.cls, func.attr)

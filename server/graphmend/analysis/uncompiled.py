@@ -11,8 +11,9 @@ only costs readability. `check-uncompiled = false` (or `--compiled-only`) leaves
 A candidate takes tensors by its signature or its body: a parameter annotated as a tensor, or one
 the body uses as only a tensor is used (`x.view(...)`, `x.shape`, `torch.cat([x, ...])`:
 param_evidence.tensor_evidence). Left out, as code that is run but not compiled:
-- methods of nn.Module other than `forward` (the forward, and what it calls, is the model's compiled
-  code), and every method of a class on a base from another file (a Dataset, an Optimizer, an image
+- methods of nn.Module other than `forward` and the inference entry points users compile beside
+  it (`infer`, `generate`, `sample`, `encode`, `decode`...): the forward, and what it calls, is the
+  model's compiled code; and every method of a class on a base from another file (a Dataset, an Optimizer, an image
   processor: the framework calls them);
 - functions the file calls only from code known to run outside compiled code (an `__init__`,
   another method of a module, a training loop, the module's top level): they run there too;
@@ -49,6 +50,9 @@ _RUN_ONLY_WORDS = ("backward", "zero_grad", "save", "load", "compile", "optimize
 _PIPELINE_FOLDERS = frozenset({"data", "datasets", "dataset", "dataloaders", "transforms", "augmentation", "augmentations", "preprocessing", "optim", "optimizers"})
 _PIPELINE_FILES = frozenset({"transforms", "transform", "augment", "augmentation", "augmentations", "mixup", "random_erasing", "auto_augment", "dataset", "datasets"})
 _KEPT_DECORATORS = frozenset({"staticmethod", "classmethod"})
+# Methods of an nn.Module that users compile beside (or instead of) `forward`: inference entry
+# points such as torchaudio Tacotron2's `decoder.infer`, a VAE's `decode`, a sampler's `sample`.
+_ENTRY_METHOD_NAMES = frozenset({"infer", "inference", "generate", "sample", "predict", "encode", "decode"})
 
 
 def uncompiled_candidates(
@@ -68,9 +72,9 @@ def uncompiled_candidates(
     elsewhere: set[int] = set()  # id() of functions known to run outside compiled code
     for info in index.classes.values():
         if info.is_module:
-            forward = info.methods.get("forward")
-            owned.extend([(forward, info)] if forward is not None else [])
-            elsewhere |= {id(m) for m in info.methods.values() if m is not forward}
+            entries = [m for name, m in info.methods.items() if name == "forward" or name in _ENTRY_METHOD_NAMES]
+            owned.extend((m, info) for m in entries)
+            elsewhere |= {id(m) for m in info.methods.values() if m not in entries}
         elif plain_class(index, info) and not info.is_autograd_function:  # autograd.Function: its own tracing rules
             owned.extend((method, info) for method in info.methods.values())
         else:
