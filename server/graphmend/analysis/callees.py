@@ -141,7 +141,15 @@ class CalleeResolver:
                     return method, index.owner.get(id(method)), True
             return None
         if isinstance(value, ast.Name) and value.id in index.classes and value.id not in self.evaluator.env:
-            method = index.method(index.classes[value.id], func.attr)
+            info = index.classes[value.id]
+            if func.attr == "apply" and info.is_autograd_function:
+                # `SpecialSpmm.apply(indices, values, shape, b)` (pyGAT): dynamo traces `forward`
+                # with the call's arguments after `ctx` (none with a `setup_context`)
+                forward = index.method(info, "forward")
+                if forward is None:
+                    return None
+                return forward, index.owner.get(id(forward)), index.method(info, "setup_context") is None
+            method = index.method(info, func.attr)
             if method is not None:
                 bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
                 return method, index.owner.get(id(method)), bound

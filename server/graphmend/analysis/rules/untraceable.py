@@ -223,6 +223,10 @@ class GeneratorObject(Rule):
             ctx.report(self, node, use="draws from")
 
 
+# What an autograd.Function's `ctx` is told about tensors: it stores them, it computes nothing.
+_AUTOGRAD_CONTEXT_METHODS = frozenset({"save_for_backward", "save_for_forward", "mark_dirty", "mark_non_differentiable", "set_materialize_grads"})
+
+
 class SparseTensor(Rule):
     """Sparse tensors in compiled code: dynamo wraps none. Making one breaks (`to_sparse()` fails
     as dynamo wraps its result, GB0277; a `torch.sparse_*_tensor` constructor is a skipped call,
@@ -243,6 +247,8 @@ class SparseTensor(Rule):
         if made:
             ctx.report(self, node, use="makes")
             return
+        if isinstance(func, ast.Attribute) and func.attr in _AUTOGRAD_CONTEXT_METHODS:
+            return  # `ctx.save_for_backward(a, b)` in an autograd.Function: not a site (measured, pyGAT)
         operands = [*node.args, *(k.value for k in node.keywords)]
         if isinstance(func, ast.Attribute):
             operands.append(func.value)
