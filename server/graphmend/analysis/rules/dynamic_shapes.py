@@ -42,8 +42,8 @@ class BooleanMaskIndex(Rule):
         assert isinstance(node, ast.Subscript)
         indexed = ctx.kind(node.value)
         # A value of unknown kind indexed by a bool tensor (`self.distance_metric(a, b)[labels
-        # == 0]`, sentence-transformers): only a tensor (or an array dynamo traces as one) takes
-        # a bool tensor index; a mask known only by its name needs the value known a tensor.
+        # == 0]`, sentence-transformers) or by a mask known by its name (`pred_kpts[masks]`,
+        # ultralytics): only a tensor (or an array dynamo traces as one) takes a tensor index.
         if indexed not in TENSOR_KINDS and indexed is not Kind.UNKNOWN:
             return
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -52,7 +52,7 @@ class BooleanMaskIndex(Rule):
             if indexed in TENSOR_KINDS:
                 selects = ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)  # `x[~mask]` selects as `x[mask]` does
             else:  # asked last: any subscript of a value of unknown kind gets here
-                selects = ctx.kind(part) in BOOL_KINDS and not _own_getitem(ctx)
+                selects = (ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)) and not _own_getitem(ctx)
             if selects:
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
