@@ -418,3 +418,15 @@ def test_a_plain_class_method_called_on_self_returns_its_kind() -> None:
             return selected[masks].sum()
     """
     assert _conditional(source, "pose.py") == [(10, "GM402", "PoseLoss.__call__")]
+
+
+def test_a_parameter_converted_with_to_and_then_used_as_a_tensor_takes_tensors() -> None:
+    source = """
+    import torch
+
+    def class_count(target, n_support):
+        target_cpu = target.to("cpu")
+        classes = torch.unique(target_cpu)
+        return len(classes) - n_support
+    """
+    assert _conditional(source, "protonet.py") == [(6, "GM404", "class_count")]

@@ -51,7 +51,21 @@ def tensor_evidence(text: str, candidates: list[str], evidence_call: Callable[[s
     Read from the function's text with `str.find`: C-speed, instead of a Python walk over every
     node, because this runs for most functions on every keystroke.
     """
-    return {name for name in candidates if name in text and _used_as_tensor(text, name, evidence_call)}
+    found = {name for name in candidates if name in text and _used_as_tensor(text, name, evidence_call)}
+    for name in candidates:
+        if name not in found and (f"= {name}." in text or f"={name}." in text):  # str.find first: this runs per keystroke
+            # `target_cpu = target.to("cpu")` (ProtoNet), then `torch.unique(target_cpu)`: a module's
+            # `.to` returns the module, which no tensor use accepts, so the parameter is a tensor
+            for match in re.finditer(rf"(?<![\w.])(\w+)\s*=\s*{re.escape(name)}\s*\.\s*(?:{_CONVERSIONS})\s*\(", text):
+                alias = match.group(1)
+                if alias != name and _used_as_tensor(text, alias, evidence_call):
+                    found.add(name)
+                    break
+    return found
+
+
+# Methods tensors share with nn.Module (so no evidence by themselves) that return a converted copy.
+_CONVERSIONS = "to|cpu|cuda|float|double|half|bfloat16|type"
 
 
 def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) -> bool:
