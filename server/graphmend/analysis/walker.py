@@ -1058,13 +1058,14 @@ class FunctionWalker:
             if self.evaluator.dead:
                 return
             env = self.evaluator.env
-            tensors = self._assigned_tensors(stmt.body)
+            changed = [n for n, kind in first.items() if kind in NON_TENSOR_KINDS and env.get(n) in TENSOR_KINDS | {Kind.UNKNOWN}]
+            if not changed:
+                return  # the usual loop: no name of the test changed kind (no walk of the body)
+            tensors = self._assigned_tensors(stmt.body) if any(env.get(n) is Kind.UNKNOWN for n in changed) else set()
             flipped: dict[str, Kind] = {
                 n: env.get(n, Kind.UNKNOWN) if env.get(n) in TENSOR_KINDS else Kind.TENSOR_OR_NUMBER
-                for n, kind in first.items()
-                if kind in NON_TENSOR_KINDS
-                and env.get(n) is not Kind.RANDOM_NUMBER
-                and (env.get(n) in TENSOR_KINDS or (env.get(n) is Kind.UNKNOWN and n in tensors))
+                for n in changed
+                if env.get(n) is not Kind.RANDOM_NUMBER and (env.get(n) in TENSOR_KINDS or n in tensors)
             }
             if flipped:
                 self.evaluator.env = {**env, **flipped}
