@@ -6,12 +6,17 @@ transformers' `models/` spent most of its time there on imports of `...utils` an
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from graphmend import crossmodule
 from graphmend.analysis import analyze_detailed
+from graphmend.config import Config
 from graphmend.crossmodule import _may_lead_inside, call_sites, resolve
 from graphmend.imported_disables import ImportedDisables
 
@@ -242,3 +247,39 @@ def test_a_method_of_an_attribute_of_an_imported_class_is_followed(tmp_path: Pat
     paths = [package / "coders.py", package / "head.py"]
     results = {r.path.name: [(f.code, f.span.start_line, f.if_compiled) for f in r.findings] for r in check_files({p: Config() for p in paths}, jobs=1)}
     assert results == {"coders.py": [("GM101", 6, False), ("GM101", 11, True)], "head.py": []}
+
+
+def test_a_checkout_of_an_installed_package_resolves_into_the_checkout(tmp_path: Path) -> None:
+    """A user checks their clone of a package that is also pip-installed (not editable): the
+    clone's absolute import of itself must lead to the clone's module, not the installed copy's
+    (jedi searched the environment's sys.path before the clone's import root, so transformers'
+    modular files, checked from an unzipped wheel beside an installed transformers, followed no
+    call)."""
+    for copy in ("installed", "checkout"):
+        package = tmp_path / copy / "pkgx"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("", encoding="utf-8")
+        (package / "helpers.py").write_text("def scaled(x):\n    if x.sum() > 0:\n        return x\n    return -x\n", encoding="utf-8")
+    model = "import torch\nfrom pkgx.helpers import scaled\n\n\n@torch.compile\ndef f(x):\n    return scaled(x * 2)\n"
+    (tmp_path / "checkout" / "pkgx" / "model.py").write_text(model, encoding="utf-8")
+    environment = {**os.environ, "PYTHONPATH": str(tmp_path / "installed")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "graphmend", "check", "--format", "json", "--exit-zero", str(tmp_path / "checkout" / "pkgx")],
+        capture_output=True, text=True, env=environment, check=True, cwd=tmp_path,
+    )
+    found = [(Path(f["path"]).name, f["line"], f["code"]) for f in json.loads(completed.stdout) if not f["if_compiled"]]
+    assert ("helpers.py", 2, "GM101") in found
+
+
+def test_a_function_another_file_calls_keeps_what_this_files_callers_pass() -> None:
+    """A method that another file's compiled code calls, and that this file's compiled forward
+    calls with a tensor: walked first as an entry (its parameters unknown), it lost the break the
+    forward's call shows (qwen2_5_vl's `get_window_index`, called from qwen2_5_omni's encoder)."""
+    code = (
+        "import torch\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n        return self.helper(x.sum())\n\n"
+        "    def helper(self, n):\n        if n > 0:\n            return n\n        return -n\n"
+    )
+    alone = analyze_detailed(code, "m.py")
+    called = analyze_detailed(code, "m.py", Config(extra_entries=(("M.helper", "called from the compiled `g` in other.py (line 3)"),)))
+    assert [(f.code, f.span.start_line) for f in alone.findings] == [("GM101", 9)]
+    assert [(f.code, f.span.start_line) for f in called.findings] == [("GM101", 9)]

@@ -13,6 +13,7 @@ to a fixed point (`cross_module_entries`).
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -203,8 +204,10 @@ def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...
             header = None
     code, places = _import_stub(header, sites) if header is not None else (text, {site: (site.line, site.column) for site in sites})
     # Absolute imports of the checked package by its own name (`from torchvision.ops import boxes`,
-    # checked from inside `torchvision/`) start from the folder above it, which jedi would not search.
-    project = jedi.Project(path=str(root), added_sys_path=[str(_import_root(here))])
+    # checked from inside `torchvision/`) start from the folder above it, which jedi would not
+    # search; searched first, so that a clone of a package also installed (not editable) leads into
+    # the clone, which is what is checked.
+    project = jedi.Project(path=str(root), sys_path=[str(_import_root(here)), *_environment_sys_path()])
     script = jedi.Script(code=code, path=str(path), project=project)
     targets: dict[Path, dict[str, str]] = {}
     for site in sites:
@@ -273,6 +276,15 @@ def _import_stub(header: str, sites: tuple[CallSite, ...]) -> tuple[str, dict[Ca
         kept.append(expression)
         places[site] = (len(kept), column)
     return "\n".join(kept) + "\n", places
+
+
+@functools.cache
+def _environment_sys_path() -> tuple[str, ...]:
+    """The sys.path of jedi's default environment, asked once per process (asking per call tripled
+    the time `check` spent resolving calls)."""
+    import jedi
+
+    return tuple(jedi.get_default_environment().get_sys_path())
 
 
 def _qualified(name) -> str | None:

@@ -102,9 +102,11 @@ class ModuleAnalysis:
         if self.config.focus:
             focused = [e for e in entries if _qualified(e) in self.config.focus]
             entries = focused or entries
-        for entry in entries:
-            self._push(self._entry_work(entry))
-        self._drain()
+        for deferred in (False, True):  # another file's callees last (Entry.deferred)
+            for entry in entries:
+                if entry.deferred is deferred:
+                    self._push(self._entry_work(entry))
+            self._drain()
         if self.config.check_uncompiled and not self.config.focus:
             # then what nothing known compiles, as if compiled: findings marked `if_compiled`
             self.uncompiled_phase = True

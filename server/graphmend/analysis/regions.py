@@ -41,6 +41,10 @@ class Entry:
     # for a wrapper of functions in this file: those functions, which its call of the wrapped
     # function runs (walked from there, so that their breaks cost the wrapper's frame)
     decorated: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = ()
+    # called from compiled code in another file: walked only once this file's own entries have
+    # been, so that a function this file's compiled code calls too is walked with the argument
+    # kinds its caller here knows (walked first, as an entry, it knew none of them)
+    deferred: bool = False
 
 
 def find_entries(
@@ -54,11 +58,11 @@ def find_entries(
     entries: list[Entry] = []
     seen: set[int] = set()
 
-    def add(function: ast.FunctionDef | None, cls: ClassInfo | None, reason: str, explicit: bool = True) -> None:
+    def add(function: ast.FunctionDef | None, cls: ClassInfo | None, reason: str, explicit: bool = True, deferred: bool = False) -> None:
         if function is None or id(function) in seen or id(function) in index.disabled or id(function) in index.opaque:
             return
         seen.add(id(function))
-        entries.append(Entry(function, cls, reason, explicit))
+        entries.append(Entry(function, cls, reason, explicit, deferred=deferred))
 
     marked_lines: set[int] = set()
     if "compile" in text or "optimize" in text:  # a substring search is far cheaper than the regex
@@ -85,18 +89,18 @@ def find_entries(
                 owner, _, method = outer.rpartition(".")
                 info = index.classes.get(owner) if owner else None
                 start = (info.methods.get(method) if info is not None else None) if owner else index.functions.get(outer)
-                add(_nested_function(start, inner), None, reason, explicit)
+                add(_nested_function(start, inner), None, reason, explicit, deferred=not explicit)
                 continue
             owner, _, method = qualified.rpartition(".")
             if owner:
                 info = index.classes.get(owner)
-                add(info.methods.get(method) if info is not None else None, info, reason, explicit)
+                add(info.methods.get(method) if info is not None else None, info, reason, explicit, deferred=not explicit)
             elif qualified in index.classes:  # a class: what calling an instance runs, as a compiled forward is
                 info = index.classes[qualified]
                 for called in _called_methods(index, info):
-                    add(called, info, reason, explicit=False)
+                    add(called, info, reason, explicit=False, deferred=not explicit)
             else:
-                add(index.functions.get(qualified), None, reason, explicit)
+                add(index.functions.get(qualified), None, reason, explicit, deferred=not explicit)
     for skipped in index.frame_only:  # disable(recursive=False): its frame runs eagerly, its callees compile
         cls = index.owner.get(id(skipped))
         for callee, callee_cls in _direct_callees(skipped, cls, index):
