@@ -39,11 +39,14 @@ class AnalysisResult:
         source: SourceFile | None = None,
         broken: frozenset[str] = frozenset(),
         entries: frozenset[str] = frozenset(),
+        roots: dict[str, str] | None = None,
     ) -> None:
         self.findings = findings
         self.compiled = compiled
         # the functions of `compiled` compiled in their own right, not only as callees of those
         self.entries = entries
+        # each compiled function -> the entry whose walk reached it (a re-analysis walks only that)
+        self.roots = roots or {}
         # entries (compiled functions) from which something breaks: their decorators' wrappers,
         # in another file, then run eagerly where they call them in a `try` (analysis/decorators.py)
         self.broken = broken
@@ -117,7 +120,7 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
     kept.sort(key=Finding.sort_key)
     broken = frozenset(module.broken_entries)
     if keep_facts:
-        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken, module.entries)
+        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken, module.entries, module.roots)
     return AnalysisResult(kept, module.reasons, broken=broken, entries=module.entries)
 
 

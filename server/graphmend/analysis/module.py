@@ -79,6 +79,10 @@ class ModuleAnalysis:
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
         self._entry_names: dict[str, int] = {}  # qualified name of each entry walked -> its id()
+        # qualified name of each function walked from an entry -> that entry's (as Config.focus
+        # names entries): what a fixer re-analysing a variant of one function needs walked
+        self.roots: dict[str, str] = {}
+        self._root_names: dict[int, str] = {}  # id() of each entry walked -> its qualified name
         # Calls, inside a loop, `try` or `with` of the caller, that make the caller run eagerly if
         # the callee breaks: id(call) -> (caller's walker, the `if` arms around the call)
         self._eager_sites: dict[int, tuple[FunctionWalker, tuple[tuple[int, int, int, int], ...]]] = {}
@@ -283,6 +287,8 @@ class ModuleAnalysis:
             self.reasons[name] = work.reason
             if work.is_entry:
                 self._entry_names[name] = work.root
+                self._root_names.setdefault(work.root, _qualified_name(work.function, work.cls))
+            self.roots.setdefault(name, self._root_names.get(work.root, name))
         walker = FunctionWalker(
             self,
             work.function,

@@ -103,11 +103,13 @@ def _require_all_fixed(result: AnalysisResult, findings: list[Finding], level: S
 
 
 def focused(ctx: FixContext, qualname: str) -> Config:
-    """The file's configuration, walking only the entry `qualname` where it is one: the variant
-    differs from the file in that function only, and the other entries' walks were most of the
-    time of an analysis of a large file. (Where another entry also calls the function, its walk
-    from there is left out: the engine's next full analysis still has the last word.)"""
-    return replace(ctx.result.config or Config(), focus=(qualname,))
+    """The file's configuration, walking only the entry whose walk reached `qualname` (itself,
+    where it is an entry): the variant differs from the file in that function only, and the
+    other entries' walks were most of the time of an analysis of a large file; a helper such as a
+    model's `get_placeholder_mask`, reached from one forward, had every entry walked. (Where
+    another entry also calls the function, its walk from there is left out: the engine's next
+    full analysis still has the last word.)"""
+    return replace(ctx.result.config or Config(), focus=(ctx.result.roots.get(qualname, qualname),))
 
 
 def _own_branches(function: Function) -> list[ast.If]:

@@ -17,6 +17,7 @@ from ..analysis import analyze_detailed
 from ..findings import Finding
 from ..textedits import apply_edits, parses, text_edits
 from .context import FixContext
+from .lookahead import focused
 from .model import DeclineError, Fix
 
 
@@ -36,7 +37,10 @@ def plan_on_variant(
     the more specific one (with the names the variant introduced written as `renamed` says)."""
     if not parses(variant_text):
         raise declined
-    result = analyze_detailed(variant_text, ctx.result.path, ctx.result.config, keep_facts=True)
+    # walking only the finding's function where it is an entry, as the lookahead does: the variant
+    # differs from the file there alone (a whole analysis of a large model file, with its pass over
+    # the code nothing compiles, was most of the time `check` spent deciding such fixes)
+    result = analyze_detailed(variant_text, ctx.result.path, focused(ctx, finding.function), keep_facts=True)
     if result.tree is None:
         raise declined
     same = [f for f in result.findings if f.code == finding.code and f.span.start_line == moved_line and f.span.start_col == finding.span.start_col]
