@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS, Kind
 from .context import FixContext
+from .flow import read_after
 from .model import DeclineError
 from .purity import RANDOM
 from .py_types import own_nodes
@@ -63,8 +64,9 @@ class EffectCall:
     callee: str
 
 
-def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> list[EffectCall] | None:
+def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = True) -> list[EffectCall] | None:
     """The effects of `stmt` when it only reports or checks (nested `if`s included), else None.
+    With `bindings`, an `if`'s arms may also compute the text they report (_quiet_binding).
 
     Raises DeclineError when it is an effect the move cannot keep exactly (a logger held in a
     local or an attribute, `warnings.warn(stacklevel=2)`, `logger.exception`, a bare `raise`)."""
@@ -83,14 +85,50 @@ def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> list[EffectCa
         return [EffectCall("check", ctx.excerpt(stmt.test, 40))]
     if isinstance(stmt, ast.If):
         effects: list[EffectCall] = []
+        bound: set[str] = set()  # names the arms compute a report's text in
         for arm in (stmt.body, stmt.orelse):
             prelude = _raising_prelude(ctx, arm)
+            in_arm: set[str] = set()  # bound by a plain assignment of the arm itself, so far
             for inner in arm[prelude:]:
-                found_inner = effect_of(ctx, inner, local)
+                names = _quiet_binding(ctx, inner) if bindings else None
+                if names is not None:
+                    if isinstance(inner, (ast.Assign, ast.AnnAssign)):
+                        in_arm |= names
+                    elif not names <= in_arm:
+                        # `msg += ...` or a nested `if` binding a name the arm has not bound
+                        # first: its value would come from before the moved code
+                        return None
+                    bound |= names
+                    continue
+                found_inner = effect_of(ctx, inner, local, bindings)
                 if found_inner is None:
                     return None
                 effects.extend(found_inner)
+        if bound and (not effects or any(read_after(ctx, stmt, name) for name in bound)):
+            return None  # only computing, or computing what later code reads: not a report alone
         return effects
+    return None
+
+
+def _quiet_binding(ctx: FixContext, stmt: ast.stmt) -> set[str] | None:
+    """The local names `stmt` binds when it only computes them quietly: `warn_string = "..."`,
+    `warn_string += f"... {self.config.pad_token_id} ..."`, or an `if` on a quiet test whose arms do
+    only that (transformers' `warn_if_padding_and_no_attention_mask` builds its message so before
+    `logger.warning_once(warn_string)`). Moved into the op with the report that reads them, they run
+    exactly when they ran, and (effect_of checks) nothing after the `if` reads what they bound.
+    None for anything else."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return {stmt.targets[0].id} if _quiet(ctx, stmt.value) else None
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        return {stmt.target.id} if _quiet(ctx, stmt.value) else None
+    if isinstance(stmt, ast.If) and _quiet(ctx, stmt.test):
+        names: set[str] = set()
+        for inner in (*stmt.body, *stmt.orelse):
+            found = set() if isinstance(inner, ast.Pass) else _quiet_binding(ctx, inner)
+            if found is None:
+                return None
+            names |= found
+        return names
     return None
 
 

@@ -214,6 +214,11 @@ class _Lifter:
             self.local.discard(target.id)
             self.evaluated = {dump: names for dump, names in self.evaluated.items() if target.id not in names}
             self.numbers.discard(target.id)
+        elif isinstance(stmt, ast.AugAssign):
+            # `warn_string += f"..."` of a name the moved code bound first (effects._quiet_binding)
+            if not isinstance(stmt.target, ast.Name) or stmt.target.id in self.local:
+                raise DeclineError("not-effect-only", f"`{self.ctx.excerpt(stmt, 40)}` updates a value from before the moved code")
+            self.expr(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and (self.calls_as_values or self.calls_reporting_function(stmt.value)):
             self.value_call(stmt.value, conditional)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):

@@ -100,8 +100,17 @@ class OrderedEffectFixer:
         if stmt is None or function is None:
             raise DeclineError("not-in-function", "the code is not inside a function")
         local = local_names(ctx, function)
-        block, effects = _block(ctx, stmt, local)
-        head = _reporting_head(ctx, block, local)
+        try:
+            return self._plan_block(finding, ctx, stmt, function, local, bindings=True)
+        except DeclineError:
+            # the `if` that computes its message moved whole could not be; the report alone may
+            if _block(ctx, stmt, local, bindings=False)[0] is _block(ctx, stmt, local, bindings=True)[0]:
+                raise
+            return self._plan_block(finding, ctx, stmt, function, local, bindings=False)
+
+    def _plan_block(self, finding: Finding, ctx: FixContext, stmt: ast.stmt, function: Function, local: set[str], bindings: bool) -> Fix:
+        block, effects = _block(ctx, stmt, local, bindings)
+        head = _reporting_head(ctx, block, local, bindings)
         if head:  # `if t: warn(...); x = f(x)`: the test and the reports move, the rest stays
             block = ctx.parent(block)  # type: ignore[assignment]
             effects = [e for s in block.body[:head] for e in effect_of(ctx, s, local) or []]  # type: ignore[attr-defined]
@@ -294,10 +303,11 @@ def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -
     return list(moved.values())
 
 
-def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, list[EffectCall]]:
+def _block(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = True) -> tuple[ast.stmt, list[EffectCall]]:
     """The statement to move: the one holding the finding, widened to the enclosing `if`s that
-    test tensors and hold only reporting and checks (their test then moves too). A finding in an
-    assignment whose value only the next statement, a report or check, reads moves with it."""
+    test tensors and hold only reporting and checks (their test then moves too; with `bindings`,
+    also the computing of the text they report). A finding in an assignment whose value only the
+    next statement, a report or check, reads moves with it."""
     effects = effect_of(ctx, stmt, local)
     if effects is None and _single_name(stmt) is not None:
         # `acc = t.item(); n = u.item(); storage = get_event_storage(); storage.put_scalar(...)`:
@@ -314,13 +324,13 @@ def _block(ctx: FixContext, stmt: ast.stmt, local: set[str]) -> tuple[ast.stmt, 
         parent = ctx.parent(block)
         if not isinstance(parent, ast.If) or not _tests_tensor(ctx, parent.test):
             return block, effects
-        wider = effect_of(ctx, parent, local)
+        wider = effect_of(ctx, parent, local, bindings)
         if wider is None:
             return block, effects
         block, effects = parent, wider
 
 
-def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str]) -> int:
+def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str], bindings: bool = True) -> int:
     """How many statements open the `if` around `block` and only report (print, log, warn), when
     that `if` tests a tensor, has no else, and goes on with other work: `if (x < 0).any():
     warnings.warn(...); x = x.clamp(min=0)`. Moving the test with those reports into the op and
@@ -331,7 +341,7 @@ def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str]) -> int:
     parent = ctx.parent(block)
     if not (isinstance(parent, ast.If) and not parent.orelse and _tests_tensor(ctx, parent.test)):
         return 0
-    if effect_of(ctx, parent, local) is not None:  # all of it reports: it moves whole
+    if effect_of(ctx, parent, local, bindings) is not None:  # all of it reports: it moves whole
         return 0
     head = 0
     for statement in parent.body:
