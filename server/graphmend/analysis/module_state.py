@@ -164,14 +164,14 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
     self_name = positional[0].arg
     evaluator = Evaluator(index, cls=info, self_name=self_name)
     local_functions = {stmt.name: stmt for stmt in _statements(init.body) if isinstance(stmt, ast.FunctionDef)}
-    binds: dict[str, bool] = {}  # names `__init__` binds itself (parameters, locals): not the module's function of that name
+    init_names: set[str] | None = None  # names `__init__` binds itself (parameters, locals): not the module's function of that name
 
     def bound_in_init(name: str) -> bool:  # asked rarely: a walk of every `__init__` was 4% of `check`
-        if not binds:
-            binds.update((a.arg, True) for a in ast.walk(init.args) if isinstance(a, ast.arg))
-            binds.update((n.id, True) for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
-            binds.setdefault("", False)  # computed, even where `__init__` binds nothing
-        return binds.get(name, False)
+        nonlocal init_names
+        if init_names is None:
+            init_names = {a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg)}
+            init_names |= {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return name in init_names
 
     for stmt in _statements(init.body):
         if isinstance(stmt, ast.Assign):

@@ -64,7 +64,7 @@ class EffectCall:
     callee: str
 
 
-def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = True) -> list[EffectCall] | None:
+def effect_of(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = False) -> list[EffectCall] | None:
     """The effects of `stmt` when it only reports or checks (nested `if`s included), else None.
     With `bindings`, an `if`'s arms may also compute the text they report (_quiet_binding).
 

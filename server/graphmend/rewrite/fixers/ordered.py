@@ -266,7 +266,7 @@ def _widened(ctx: FixContext, statement: ast.Expr, local: set[str]) -> ast.stmt:
     hold only reports (`if (var < bound).any(): rank_zero_warn(...)`): moved whole, the test
     goes into the op too, and so does its break."""
     try:
-        block, effects = _block(ctx, statement, local)
+        block, effects = _block(ctx, statement, local, bindings=False)
     except DeclineError:
         return statement  # a report beside it that cannot move: the call alone still can
     # an `if` that also raises is a check: it moves by the statement path, with its safeguards
@@ -303,20 +303,20 @@ def _calls_to_move(ctx: FixContext, function: ast.FunctionDef, depth: int = 0) -
     return list(moved.values())
 
 
-def _block(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = True) -> tuple[ast.stmt, list[EffectCall]]:
+def _block(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool) -> tuple[ast.stmt, list[EffectCall]]:
     """The statement to move: the one holding the finding, widened to the enclosing `if`s that
     test tensors and hold only reporting and checks (their test then moves too; with `bindings`,
     also the computing of the text they report). A finding in an assignment whose value only the
     next statement, a report or check, reads moves with it."""
-    effects = effect_of(ctx, stmt, local)
+    effects = effect_of(ctx, stmt, local, bindings)
     if effects is None and _single_name(stmt) is not None:
         # `acc = t.item(); n = u.item(); storage = get_event_storage(); storage.put_scalar(...)`:
         # the first report after the assignments (the prelude then takes those it needs)
         following = _next_sibling(ctx, stmt)
-        while following is not None and _single_name(following) is not None and effect_of(ctx, following, local) is None:
+        while following is not None and _single_name(following) is not None and effect_of(ctx, following, local, bindings) is None:
             following = _next_sibling(ctx, following)
-        if following is not None and effect_of(ctx, following, local) is not None:
-            stmt, effects = following, effect_of(ctx, following, local)
+        if following is not None and (found := effect_of(ctx, following, local, bindings)) is not None:
+            stmt, effects = following, found
     if effects is None:
         raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than print, log, warn, raise or assert")
     block = stmt
@@ -330,7 +330,7 @@ def _block(ctx: FixContext, stmt: ast.stmt, local: set[str], bindings: bool = Tr
         block, effects = parent, wider
 
 
-def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str], bindings: bool = True) -> int:
+def _reporting_head(ctx: FixContext, block: ast.stmt, local: set[str], bindings: bool) -> int:
     """How many statements open the `if` around `block` and only report (print, log, warn), when
     that `if` tests a tensor, has no else, and goes on with other work: `if (x < 0).any():
     warnings.warn(...); x = x.clamp(min=0)`. Moving the test with those reports into the op and
