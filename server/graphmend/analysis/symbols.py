@@ -188,6 +188,24 @@ class ModuleIndex:
             return f"{base}.{node.attr}" if base else None
         return None
 
+    def plain_function(self, name: str) -> ast.FunctionDef | None:
+        """The module-level `def name` when nothing else at the top level binds `name` and no
+        decorator wraps it (whatever a decorator returns may be another object: `lru_cache`'s
+        wrapper takes attributes where a function does not, for dynamo)."""
+        function = self.functions.get(name)
+        if function is None or function.decorator_list or self.tree is None:
+            return None
+        bindings = 0
+        for statement in self.tree.body:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bindings += statement.name == name
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                bindings += any(bound == name for target in targets for bound in bound_names(target))
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                bindings += any((alias.asname or alias.name.split(".")[0]) == name for alias in statement.names)
+        return function if bindings == 1 else None
+
     def method(self, cls: ClassInfo, name: str, _seen: set[str] | None = None) -> ast.FunctionDef | None:
         """Look `name` up on `cls` and its bases defined in this module (in MRO-ish order)."""
         if name in cls.methods:

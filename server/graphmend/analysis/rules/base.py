@@ -80,6 +80,11 @@ class RuleContext(Protocol):
         without breaking (`F.pad(x, (p, p))`, `torch.arange(p)`; measured on torch 2.13)."""
         ...
 
+    def module_function(self, node: ast.AST) -> ast.FunctionDef | None:
+        """The module's own undecorated top-level function `node` names (`ModuleIndex.plain_function`),
+        where the walked function does not bind the name itself; None otherwise."""
+        ...
+
     def report(
         self,
         rule: Rule,

@@ -349,3 +349,22 @@ class BufferReassignedToItself(Rule):
             ):
                 ctx.report(self, node, name=target.attr, method=value.func.attr)
                 return
+
+
+class TensorResize(Rule):
+    """`buf.resize_(n)` and `buf.resize_as_(x)`: dynamo has no rule for resizing a tensor in place
+    (measured on torch 2.13 for a new tensor, a global buffer, an input, and a resize to the size
+    the tensor already has). The receiver may be of unknown kind (fairseq's
+    `buffered_arange.buf.resize_(max)`, a cache kept on a function): the trailing underscore of
+    these names is torch's mark of an in-place method, so only receivers known to be something
+    other than a tensor (a module, a Python value) are left out."""
+
+    code = "GM527"
+    methods = frozenset({"resize_", "resize_as_"})
+    _not_tensors = frozenset({Kind.NONE, Kind.PY, Kind.PY_SEQ, Kind.MODULE, Kind.MODULES, Kind.LOGGER, Kind.JIT, Kind.LOCK, Kind.GENERATOR, Kind.PY_RNG, Kind.SPARSE})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        held = receiver(node)
+        if held is not None and ctx.kind(held) not in self._not_tensors and ctx.qualname(held) is None:
+            ctx.report(self, node)
