@@ -186,13 +186,6 @@ class MaskedReductionFixer:
         block_end = block[-1].end_lineno or block[-1].lineno
         in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
         nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
-        # The mask is read again at each reduction: nothing it reads may change from the binding
-        # on (an attribute's object included: `self` of `self.mask`).
-        changed = mask_reads_changed(ctx, function, nodes, binding, mask_roots(mask))
-        if changed is not None:
-            root, escape = changed
-            how = " is changed" if escape is None else f" may be changed through `{ctx.excerpt(escape, 40)}`"
-            raise DeclineError("mask-changed", f"`{root}`{how} after `{name}` is bound: the reductions would read another mask")
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
@@ -228,6 +221,16 @@ class MaskedReductionFixer:
                 positive = positive or found.positive
                 nonlinear = nonlinear or found.nonlinear or reduction.loss is not None
                 reductions.append((reduction, found))
+        # The mask is read again at each binding of the chain and each reduction: nothing it reads
+        # may change from the binding to the last of those reads (an attribute's object included:
+        # `self` of `self.mask`). A mask name bound anew after that (`pos_idx = ...` for the next
+        # loss) changes nothing the rewrite reads.
+        last_read = _last_read(ctx, function, [stmt for stmt, _ in chain], [r.call for r, _ in reductions] + counts)
+        changed = mask_reads_changed(ctx, function, [n for n in nodes if _position(n) <= last_read], binding, mask_roots(mask))
+        if changed is not None:
+            root, escape = changed
+            how = " is changed" if escape is None else f" may be changed through `{ctx.excerpt(escape, 40)}`"
+            raise DeclineError("mask-changed", f"`{root}`{how} after `{name}` is bound: the reductions would read another mask")
         if any(_rebinds(stmt) for stmt, _ in chain):
             nonlinear = True  # `pred = pred[m]` becomes `pred = pred.masked_fill(~m, 0)`, not `pred = pred`
         fill = "1" if positive else "0"
@@ -310,6 +313,27 @@ def _chain(ctx: FixContext, block: list[ast.stmt], mask: ast.expr) -> list[tuple
         chain.append((statement, leaves))
         names = names | {statement.targets[0].id}
     return chain
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    """Where `node` starts, (0, 0) for nodes without a position (they are kept)."""
+    return (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+
+
+def _last_read(ctx: FixContext, function: Function, statements: list[ast.Assign], reads: list[ast.Call]) -> tuple[int, int]:
+    """The end of the last place the rewrite reads the mask again: the chain's bindings and the
+    reductions, each widened to the end of the outermost loop around it inside `function` (the
+    binding itself is never in one), since a loop runs its earlier lines again after later ones."""
+    last = (0, 0)
+    for node in [*statements, *reads]:
+        outer: ast.AST = node
+        for ancestor in ctx.ancestors(node):
+            if ancestor is function or not ctx.contains(function, ancestor):
+                break
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)):
+                outer = ancestor
+        last = max(last, (getattr(outer, "end_lineno", 0) or 0, getattr(outer, "end_col_offset", 0) or 0))
+    return last
 
 
 def _reachable_after(nodes: list[ast.AST], block: list[ast.stmt], block_end: int) -> list[ast.AST]:
