@@ -92,6 +92,22 @@ def {name}(condition):
     return isinstance(condition, {torch}.Tensor) and condition.numel() == 1
 '''
 
+COMPARES_IN_TENSOR = "_graphmend_compares_in_tensor"
+assert COMPARES_IN_TENSOR in TRUE_WHEN_FIXED_NAMES
+
+_COMPARES_IN_TENSOR_TEXT = '''
+
+def {name}(value):
+    """Whether `value in tensor` compares: `Tensor.__contains__` gives `(value == tensor).any()`
+    for a tensor or a Python number and raises for anything else (None, a string, a list).
+
+    Added by GraphMend: decided from the value's type only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original test runs (and raises
+    as before).
+    """
+    return isinstance(value, ({torch}.Tensor, bool, int, float, complex))
+'''
+
 HOLDS_VALUES = "_graphmend_holds_values"
 assert HOLDS_VALUES in TRUE_WHEN_FIXED_NAMES
 
@@ -413,6 +429,7 @@ _TEXTS = {
     ONE_VALUE: _ONE_VALUE_TEXT,
     BROADCAST_FREE: _BROADCAST_FREE_TEXT,
     HOLDS_VALUES: _HOLDS_VALUES_TEXT,
+    COMPARES_IN_TENSOR: _COMPARES_IN_TENSOR_TEXT,
     MASK_SELECTS_ALIKE: _MASK_SELECTS_ALIKE_TEXT,
     MASK_SELECTS_ROWS: _MASK_SELECTS_ROWS_TEXT,
     MASK_SPANS: _MASK_SPANS_TEXT,

@@ -256,6 +256,8 @@ class FixContext:
         text = self.code(node)
         if isinstance(node, (ast.Tuple, ast.GeneratorExp, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Starred)):
             return f"({text})"
+        if "\n" in text and isinstance(node, (ast.IfExp, ast.BoolOp, ast.BinOp, ast.Compare)):
+            return f"({text})"  # its own lines, not run on into the next argument's
         return text
 
     def qualname(self, node: ast.AST) -> str | None:

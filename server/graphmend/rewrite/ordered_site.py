@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from ..analysis.guards import TRUE_WHEN_FIXED_NAMES
 from ..analysis.kinds import TENSOR_KINDS, Kind
 from ..quoting import excerpt
 from .context import FixContext
@@ -47,6 +48,20 @@ READING_BUILTINS = frozenset(
     {"str", "repr", "format", "len", "int", "float", "bool", "round", "abs", "min", "max", "sum", "type", "isinstance", "tuple", "list", "sorted", "any", "all", "hasattr", "getattr"}
 )
 _FORMAT_CONVERSION = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?([diouxXeEfFgGcrsa%])")
+
+
+def _settled_while_tracing(expr: ast.expr) -> bool:
+    """`(fixed if _graphmend_check(...) else original)`, a fix's own test on types or shapes
+    (compile_checks.py): dynamo settles which arm runs while tracing, so where the check holds the
+    expression is the fixed arm's tensor and is evaluated in the graph like any other; where it
+    does not (eagerly, a value of another type), the original arm runs at the same place as before
+    (`x in t` raising for a value it cannot compare)."""
+    return (
+        isinstance(expr, ast.IfExp)
+        and isinstance(expr.test, ast.Call)
+        and isinstance(expr.test.func, ast.Name)
+        and expr.test.func.id in TRUE_WHEN_FIXED_NAMES
+    )
 
 
 @dataclass
@@ -317,7 +332,7 @@ class _Lifter:
             # evaluated before its body runs, so the change would come before the earlier read
             raise DeclineError("in-place-call", f"`{self.ctx.excerpt(changing, 40)}` changes a tensor in place: the op's arguments would run it before the body's earlier reads")
         kind = self.ctx.kind(expr)
-        liftable = not isinstance(expr, (ast.BoolOp, ast.IfExp)) and not self.breaks_inside(expr)
+        liftable = (not isinstance(expr, (ast.BoolOp, ast.IfExp)) or _settled_while_tracing(expr)) and not self.breaks_inside(expr)
         if kind in TENSOR_KINDS and liftable and (not conditional or (_is_reference(expr) and self.reads_safely(expr))):
             self.lift(expr, TENSOR)  # evaluated in the graph, where it stood
             return

@@ -11,7 +11,9 @@ rewrites. The membership rewrite alone would only move the break, so it is appli
 look-ahead (lookahead.py) finds that follow-up fix.
 
 Preconditions: the test is part of an `if`'s condition; `x in t` with `x` a number or a tensor
-(`__contains__` raises for anything else); `t in (a, b)` with a list or tuple display of number
+(`__contains__` raises for anything else), or of unknown type and a plain name or attribute (a
+config's `pad_token_id`): then `_graphmend_compares_in_tensor(x)`, settled while tracing, keeps
+the original test for any other type, which raises as before; `t in (a, b)` with a list or tuple display of number
 literals and `t` a plain name or attribute (it is read once per element); everything pure.
 """
 
@@ -21,8 +23,9 @@ import ast
 
 import libcst as cst
 
-from ...analysis.kinds import TENSOR_KINDS
+from ...analysis.kinds import TENSOR_KINDS, Kind
 from ...findings import Finding
+from ..compile_checks import COMPARES_IN_TENSOR, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..lookahead import require_branches_fixed_after
 from ..model import DeclineError, Fix, Safety
@@ -46,26 +49,39 @@ class MembershipFixer:
             raise DeclineError("membership-not-tested", "the membership test is not part of an `if` condition")
         left, right = compare.left, compare.comparators[0]
         check_pure(ctx, compare, "the membership test")
-        text = _tensor_test(ctx, left, right)
+        text, checked = _tensor_test(ctx, left, right)
         if isinstance(compare.ops[0], ast.NotIn):
             text = f"~{text}"
+        if checked:
+            text = checked_or_original(text, call_text(COMPARES_IN_TENSOR, ctx.code(left)), ctx.code(compare))
         target = ctx.cst_node(function, compare, cst.Comparison)
         edits = [ctx.rewrite(function, {target: cst.parse_expression(text)})]
+        if checked:
+            edits += helper_edits(ctx, COMPARES_IN_TENSOR)
         why = "the membership test is read by an `if`, which would then branch on a tensor"
         require_branches_fixed_after(ctx, edits, function, finding.function, [statement], Safety.SAFE, why)
         return Fix(finding, TITLE, Safety.SAFE, tuple(edits))
 
 
-def _tensor_test(ctx: FixContext, left: ast.expr, right: ast.expr) -> str:
-    """The tensor expression whose truth is that of `left in right`."""
+def _tensor_test(ctx: FixContext, left: ast.expr, right: ast.expr) -> tuple[str, bool]:
+    """The tensor expression whose truth is that of `left in right`, and whether it holds only
+    where `left` is a tensor or a number (checked while tracing: a value of unknown type, such
+    as a config's `pad_token_id`)."""
     if ctx.kind(right) in TENSOR_KINDS:
-        if not (number_literal(left) or ctx.kind(left) in TENSOR_KINDS):
-            raise DeclineError("membership-operand", f"`{ctx.excerpt(left, 30)}` is not known to be a number or a tensor (`in` on a tensor raises for anything else)")
-        return f"({ctx.atom(right)} == {ctx.atom(left)}).any()"
+        test = f"({ctx.atom(right)} == {ctx.atom(left)}).any()"
+        if number_literal(left) or ctx.kind(left) in TENSOR_KINDS:
+            return test, False
+        if ctx.kind(left) is not Kind.UNKNOWN or reference_root(left) is None:
+            raise DeclineError(
+                "membership-operand",
+                f"`{ctx.excerpt(left, 30)}` is not known to be a number or a tensor (`in` on a tensor raises for anything else), "
+                "and it is not a plain name or attribute to check while tracing",
+            )
+        return test, True
     if not isinstance(right, (ast.List, ast.Tuple)) or not right.elts:
         raise DeclineError("membership-operand", "the values are not a list or tuple written out in the test")
     if not all(number_literal(e) for e in right.elts):
         raise DeclineError("membership-operand", "the values are not all number literals")
     if reference_root(left) is None:
         raise DeclineError("membership-operand", f"`{ctx.excerpt(left, 30)}` is not a plain name, to compare with each value")
-    return "(" + " | ".join(f"({ctx.atom(left)} == {ctx.code(e)})" for e in right.elts) + ")"
+    return "(" + " | ".join(f"({ctx.atom(left)} == {ctx.code(e)})" for e in right.elts) + ")", False
