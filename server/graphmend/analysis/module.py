@@ -46,6 +46,8 @@ class _Work:
     # for a wrapper of this file's functions: those functions (its call of them is followed)
     wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = ()
     root: int = 0  # id() of the entry function whose calls led here
+    # parameters known to hold an instance of a class of the file (a self-registered hook's `module`)
+    instance_params: dict[str, ClassInfo] = field(default_factory=dict)
 
 
 class ModuleAnalysis:
@@ -156,8 +158,24 @@ class ModuleAnalysis:
         positional = entry.function.args.posonlyargs + entry.function.args.args
         if entry.wrapping is not None and entry.wrapping.module_method and positional:
             kinds[positional[0].arg] = Kind.MODULE  # `wrapper(self, *args, **kwargs)` of a module's method
+        instances: dict[str, ClassInfo] = {}
+        if entry.hooked_module is not None:
+            # `hook(module, args[, output])`: after `self` for a method the instance binds
+            bound = entry.cls is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in entry.function.decorator_list)
+            if len(positional) > int(bound):
+                instances[positional[int(bound)].arg] = entry.hooked_module
         return _Work(
-            entry.function, entry.cls, kinds, None, True, entry.reason, entry.explicit, wrapping=entry.wrapping, wrapped=entry.decorated, root=id(entry.function)
+            entry.function,
+            entry.cls,
+            kinds,
+            None,
+            True,
+            entry.reason,
+            entry.explicit,
+            wrapping=entry.wrapping,
+            wrapped=entry.decorated,
+            root=id(entry.function),
+            instance_params=instances,
         )
 
     def note_method_argument_call(self, method_call: ast.Call, call: ast.Call, caller: FunctionWalker, function: ast.FunctionDef) -> None:
@@ -301,6 +319,7 @@ class ModuleAnalysis:
             caller_amplifier=work.amplifier,
             wrapping=work.wrapping,
             wrapped=work.wrapped,
+            instance_params=work.instance_params,
         )
         if self.strict:
             walker.run()

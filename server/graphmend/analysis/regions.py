@@ -45,6 +45,9 @@ class Entry:
     # been, so that a function this file's compiled code calls too is walked with the argument
     # kinds its caller here knows (walked first, as an entry, it knew none of them)
     deferred: bool = False
+    # a forward (pre-)hook a module registers on itself (`self.register_forward_hook(...)`): the
+    # class whose instance the hook's `module` parameter is
+    hooked_module: ClassInfo | None = None
 
 
 def find_entries(
@@ -107,8 +110,10 @@ def find_entries(
             add(callee, callee_cls, f"called from `{skipped.name}`, whose own frame `torch.compiler.disable(recursive=False)` skips", explicit=False)
     # hooks run inside the module call dynamo traces (a substring test first: every module has register_buffer)
     if compile_forward and ("register_forward" in text or "register_module_forward" in text):
-        for function, cls, line in _hooks(tree, index):
+        for function, cls, line, hooked in _hooks(tree, index):
             add(function, cls, f"`{_describe(function, cls)}`, registered as a module hook on line {line}", explicit=False)
+            if hooked is not None and entries and entries[-1].function is function:
+                entries[-1] = replace(entries[-1], hooked_module=hooked)
     if compile_forward:
         for info in _parents_first(index):
             forward = info.methods.get("forward")
@@ -337,10 +342,12 @@ HOOK_FUNCTIONS = frozenset(
 )
 
 
-def _hooks(tree: ast.Module, index: ModuleIndex) -> list[tuple[ast.FunctionDef, ClassInfo | None, int]]:
+def _hooks(tree: ast.Module, index: ModuleIndex) -> list[tuple[ast.FunctionDef, ClassInfo | None, int, ClassInfo | None]]:
     """Same-file functions and methods registered as forward (pre-)hooks: `m.register_forward_hook(fn)`,
-    `self.register_forward_pre_hook(self._check)`, `register_module_forward_hook(fn)`."""
-    found: list[tuple[ast.FunctionDef, ClassInfo | None, int]] = []
+    `self.register_forward_pre_hook(self._check)`, `register_module_forward_hook(fn)`; each with
+    the class that registers it on itself (`self.register_forward_hook(...)` in a method of a
+    module class of the file), whose instance the hook is called with as its `module`."""
+    found: list[tuple[ast.FunctionDef, ClassInfo | None, int, ClassInfo | None]] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and node.args):
             continue
@@ -348,14 +355,16 @@ def _hooks(tree: ast.Module, index: ModuleIndex) -> list[tuple[ast.FunctionDef, 
         is_method = isinstance(func, ast.Attribute) and func.attr in HOOK_METHODS
         if not is_method and index.qualname(func) not in HOOK_FUNCTIONS:
             continue
+        on_self = is_method and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
+        registering = next((info for info in index.classes.values() if info.is_module and any(n is node for n in ast.walk(info.node))), None) if on_self else None
         hook = node.args[0]
         if isinstance(hook, ast.Name) and hook.id in index.functions:
-            found.append((index.functions[hook.id], None, node.lineno))
+            found.append((index.functions[hook.id], None, node.lineno, registering))
         elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
             for info in index.classes.values():
                 method = info.methods.get(hook.attr)
                 if method is not None and any(n is node for n in ast.walk(info.node)):
-                    found.append((method, info, node.lineno))
+                    found.append((method, info, node.lineno, registering))
     return found
 
 

@@ -686,6 +686,14 @@ class Evaluator:
             method = self.index.method(self.index.classes[held], func.attr) if held in self.index.classes else None
             if method is not None:
                 return self.returned_kind(method, self.index.owner.get(id(method)))
+        info = self._instance_of(func.value) if isinstance(func, ast.Attribute) else None
+        if info is not None:
+            # `_spec.is_in(x)` on an instance of a class of the file held in a local or parameter,
+            # `module.spec.is_in(x)` on one held by such an instance
+            assert isinstance(func, ast.Attribute)
+            method = self.index.method(info, func.attr)
+            if method is not None and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in method.decorator_list):
+                return self.returned_kind(method, self.index.owner.get(id(method)))
         if isinstance(func, ast.Attribute) and receiver is not Kind.MODULE and self.cls is not None and not self.cls.is_module:
             if isinstance(func.value, ast.Name) and func.value.id == self.self_name:
                 # `self._select_target_keypoints(...)` in a plain class (ultralytics' losses)
@@ -708,6 +716,22 @@ class Evaluator:
             if held_kind is not None:
                 return held_kind
         return Kind.UNKNOWN
+
+    def _instance_of(self, value: ast.expr) -> ClassInfo | None:
+        """The class of the file whose instance `value` is: a local or parameter known to hold one
+        (not `self`, whose methods are looked up on the walked class), or what such an instance
+        holds (`_held_instance`)."""
+        if isinstance(value, ast.Name) and value.id != self.self_name:
+            return self.instance_params.get(value.id)
+        return self._held_instance(value)
+
+    def _held_instance(self, value: ast.expr) -> ClassInfo | None:
+        """The one class of the file whose instance `param.attr` holds, for a parameter known to
+        hold an instance (`module.spec` in a hook the module registers on itself); None otherwise."""
+        if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.instance_params):
+            return None
+        held = self.index.attr_classes_of(self.instance_params[value.value.id], value.attr)
+        return held[0] if len(held) == 1 else None
 
     def _held_method_kind(self, func: ast.Attribute) -> Kind | None:
         """`self.pe.encode(x)` where `__init__` set `self.pe = PositionEncoding(...)`, a class of
@@ -792,6 +816,9 @@ class Evaluator:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind if isinstance(kind, Kind) else Kind.UNKNOWN
             self.instance_params.pop(target.id, None)
+            held = self._held_instance(value) if value is not None else None
+            if held is not None:  # `_spec = module.spec`: an instance of a class of the file
+                self.instance_params[target.id] = held
         elif isinstance(target, (ast.Tuple, ast.List)):
             elements = target.elts
             if isinstance(kind, tuple) and len(kind) == len(elements):

@@ -61,6 +61,7 @@ class FunctionWalker:
         self_name: str | None = None,
         wrapping: Wrapping | None = None,
         wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = (),
+        instance_params: dict[str, ClassInfo] | None = None,
     ) -> None:
         # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
         self.evaluator = Evaluator(module.index, dict(closure or {}), cls, self_name, observer=self, hooked_types=module.hooked_types)
@@ -71,6 +72,7 @@ class FunctionWalker:
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
         self.given_tensor_displays = given_tensor_displays
+        self.given_instances = instance_params or {}  # parameters holding an instance of a class of the file
         self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
         self.wrapping = wrapping  # a decorator's wrapper: its call of the wrapped function (analysis/decorators.py)
@@ -306,7 +308,7 @@ class FunctionWalker:
                 else:
                     needs_evidence.append(arg.arg)
             self.evaluator.env[arg.arg] = kind
-            held = self.index.annotated_class(self.index.param_annotation(self.function, arg))
+            held = self.index.annotated_class(self.index.param_annotation(self.function, arg)) or self.given_instances.get(arg.arg)
             if held is not None:
                 self.evaluator.instance_params[arg.arg] = held
             if self.is_entry and self.explicitly_compiled:
