@@ -21,8 +21,11 @@ def _parts(source: str) -> tuple[ast.expr, ast.expr]:
         ("scale * probs.sum(1)[mask]", True),
         ("2.0 + probs.sum(1)[mask]", True),
         ("bias.exp() + probs.sum(1)[mask]", False),
-        ("f(probs.sum(1)[mask])", False),
-        ("torch.log(probs.sum(1)[mask])", False),
+        ("f(probs.sum(1)[mask])", True),  # loading a name cannot notice the order
+        ("torch.log(probs.sum(1)[mask])", True),
+        ("F.l1_loss(x, probs.sum(1)[mask])", False),  # `x` is evaluated first, but only a name
+        ("make()(probs.sum(1)[mask])", False),  # the callee is itself a call
+        ("f(*probs.sum(1)[mask])", False),
         ("self.w[0] * probs.sum(1)[mask]", False),
     ],
 )

@@ -244,8 +244,8 @@ assert MASK_SPANS in TRUE_WHEN_FIXED_NAMES
 _MASK_SPANS_TEXT = '''
 
 def {name}(mask, lead, rest, *values):
-    """Whether `mask` is a boolean tensor on the device of `values` (tensors of one shape and
-    dtype) with the shape of their dimensions from `lead` on (`lead` None: their last ones), with
+    """Whether `mask` is a boolean tensor on the device of `values` (tensors of one shape, of any
+    dtypes) with the shape of their dimensions from `lead` on (`lead` None: their last ones), with
     at least `rest` dimensions after it: then `x[:, mask]` (lead 1; `x[mask, :]` is lead 0, rest
     1; `x[..., mask]` is lead None) holds the elements `torch.where` keeps under the mask spread
     over those dimensions, so `x[:, mask].sum()` is
@@ -259,7 +259,7 @@ def {name}(mask, lead, rest, *values):
     if not all(isinstance(v, {torch}.Tensor) for v in values):
         return False
     first = values[0]
-    alike = all(v.shape == first.shape and v.dtype == first.dtype and v.device == mask.device for v in values)
+    alike = all(v.shape == first.shape and v.device == mask.device for v in values)
     start = first.dim() - mask.dim() if lead is None else lead
     end = start + mask.dim()
     return alike and start >= 0 and end + rest <= first.dim() and first.shape[start:end] == mask.shape

@@ -256,7 +256,7 @@ class FixContext:
         text = self.code(node)
         if isinstance(node, (ast.Tuple, ast.GeneratorExp, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Starred)):
             return f"({text})"
-        if "\n" in text and isinstance(node, (ast.IfExp, ast.BoolOp, ast.BinOp, ast.Compare)):
+        if "\n" in text and isinstance(node, ast.IfExp):
             return f"({text})"  # its own lines, not run on into the next argument's
         return text
 

@@ -114,14 +114,17 @@ def _plan_hoisted(
 def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
     """Whether Python evaluates `part` before anything else of `value` but names and constants
     (which cannot notice the order): it is `value`, or on the leftmost path down from it (a
-    subscript's or attribute's object, a call's callee, a binary operation's or comparison's left
-    side - or its right where the left is a name or constant - a unary operation's operand)."""
+    subscript's or attribute's object, a call's callee - or its first argument where the callee is
+    a dotted name - a binary operation's or comparison's left side - or its right where the left
+    is a name or constant - a unary operation's operand)."""
     node: ast.expr | None = value
     while node is not None and node is not part:
         if isinstance(node, (ast.Subscript, ast.Attribute)):
             node = node.value
         elif isinstance(node, ast.Call):
-            node = node.func
+            # the callee first; where it is a plain dotted name (`F.l1_loss`), nothing of it can
+            # notice the order, and the first argument is evaluated next
+            node = node.args[0] if _dotted_name(node.func) and node.args and not isinstance(node.args[0], ast.Starred) else node.func
         elif isinstance(node, ast.BinOp):
             node = node.right if isinstance(node.left, (ast.Name, ast.Constant)) else node.left
         elif isinstance(node, ast.Compare):
@@ -131,6 +134,13 @@ def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
         else:
             node = None
     return node is part
+
+
+def _dotted_name(node: ast.expr) -> bool:
+    """`f`, `F.l1_loss`, `torch.nn.functional.mse_loss`: names and attributes of names only."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
 
 
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:

@@ -131,6 +131,17 @@ class MaskedReductionFixer:
                 if declined.key != "read-after-block":
                     raise
                 return plan_with_tail_copied(finding, ctx, binding, declined, self.plan)
+        try:
+            return self._plan_inline(finding, ctx, function, selection, reduction)
+        except DeclineError as declined:
+            statement = ctx.statement_of(selection.node)
+            if declined.key != "mask-shape" or not isinstance(selection.node, ast.Subscript) or statement is None:
+                raise
+            # `bce(torch.cat(logits, dim=1)[valid], ...)`: bound to a name, its shape is checked while tracing
+            return plan_with_selected_named(finding, ctx, statement, selection.node.value, declined, self.plan)
+
+    def _plan_inline(self, finding: Finding, ctx: FixContext, function: Function, selection: Selection, reduction: _Reduction) -> Fix:
+        """The selection inside the reduction's own expression (`x[m].sum()`, `F.l1_loss(p[m], t[m])`)."""
         index = _mask_index(selection)
         mask = index.mask
         # A mask known only by its name (a `padding_mask` parameter) is checked while tracing.
