@@ -63,3 +63,25 @@ def test_a_correction_above_one_is_declined() -> None:
     result = fix_source(SOURCE.format(call="var(correction=2)"), "case.py")
     assert not result.applied
     assert len(result.declined) == 1 and "full reduction with a constant correction" in result.declined[0].reason, result.declined
+
+
+def _error(function, x: torch.Tensor, m: torch.Tensor) -> tuple[str, str] | None:  # type: ignore[no-untyped-def]
+    try:
+        function(x, m)
+    except Exception as exc:  # the behaviour under test: which exception, which message
+        return type(exc).__name__, str(exc)
+    return None
+
+
+@pytest.mark.parametrize("call", ["mean()", "var()", "std(correction=0)"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool])
+def test_an_integer_or_boolean_selection_raises_as_before(call: str, dtype: torch.dtype) -> None:
+    """`x[keep].mean()` raises for an integer or boolean `x` (torch cannot average them); the
+    rewrite's sum divided by a count would not, so `_graphmend_floating` keeps the original there.
+    Run eagerly: under torch.compile both raise from tracing, with messages that carry dynamo's
+    own shapes."""
+    original, fixed = _functions(call)
+    x, m = torch.tensor([1, 0, 3]).to(dtype), torch.tensor([1.0, -1.0, 1.0])
+    expected = _error(original, x, m)
+    assert expected is not None and expected[0] == "RuntimeError"
+    assert _error(fixed, x, m) == expected

@@ -378,6 +378,22 @@ def {name}(variance) -> {torch}.Tensor:
     return {torch}.where(positive, root, {torch}.where(variance == 0, variance.detach(), variance))
 '''
 
+FLOATING = "_graphmend_floating"
+assert FLOATING in TRUE_WHEN_FIXED_NAMES
+
+_FLOATING_TEXT = '''
+
+def {name}(*values):
+    """Whether `values` are floating-point or complex tensors: a mean, variance or deviation of
+    their selected elements is then a sum divided by a count, where for an integer or boolean
+    tensor the original raises (and still does: the original code runs there).
+
+    Added by GraphMend: decided from dtypes only, so under torch.compile it is settled while
+    tracing and costs no graph break; where it is False the original code runs.
+    """
+    return all(isinstance(v, {torch}.Tensor) and (v.is_floating_point() or v.is_complex()) for v in values)
+'''
+
 LENGTHS_FIT = "_graphmend_lengths_fit"
 assert LENGTHS_FIT in TRUE_WHEN_FIXED_NAMES
 
@@ -440,6 +456,7 @@ _TEXTS = {
     NUMBER_DTYPE: _NUMBER_DTYPE_TEXT,
     DIVIDE_BY_NUMBER: _DIVIDE_BY_NUMBER_TEXT,
     STD_OF: _STD_OF_TEXT,
+    FLOATING: _FLOATING_TEXT,
     LENGTHS_FIT: _LENGTHS_FIT_TEXT,
     LENGTH_POSITIONS: _LENGTH_POSITIONS_TEXT,
     STACKABLE: _STACKABLE_TEXT,

@@ -16,6 +16,7 @@ from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
 from .compile_checks import (
     BROADCAST_FREE,
+    FLOATING,
     LENGTHS_FIT,
     MASK_SELECTS_ALIKE,
     MASK_SELECTS_ROWS,
@@ -61,7 +62,7 @@ UNSAFE_TORCH = frozenset(
 GENERATED_PREDICATES = frozenset(
     {
         NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK,
-        LENGTHS_FIT, BROADCAST_FREE,
+        LENGTHS_FIT, BROADCAST_FREE, FLOATING,
     }
 )
 _SAFE_BUILTINS = frozenset(

@@ -44,13 +44,13 @@ the original raises, and a `-inf` identity would return a value instead.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
 from ...findings import Edit, Finding
-from ..compile_checks import MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
+from ..compile_checks import FLOATING, MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
 from ..context import FixContext
 from ..flow import mask_reads_changed, rest_of_block
 from ..mask_hoist import plan_with_mask_named, plan_with_selected_named
@@ -162,6 +162,7 @@ class MaskedReductionFixer:
             )
         _check_along(index, reduction)
         where = _where_form(ctx, index, [leaf.tensor for leaf in leaves], proven=not unproven)
+        where = _averaged_safely(ctx, signatures, [reduction], [], list(leaves), where)
         replacement = _replacement(ctx, reduction, leaves, where, nonlinear, "1" if leaves.positive else "0")
         edits: list[Edit] = []
         if where.check is not None:
@@ -252,6 +253,7 @@ class MaskedReductionFixer:
         if unproven and not (rereadable(mask) and all(_rereadable_tensor(leaf.tensor) for leaf in all_leaves)):
             raise DeclineError("mask-shape", f"cannot prove the mask `{ctx.excerpt(mask, 30)}` has the shape of `{ctx.excerpt(unproven[0], 30)}`, and they are not plain names to check while tracing")
         where = _where_form(ctx, index, [leaf.tensor for leaf in all_leaves], proven=not unproven)
+        where = _averaged_safely(ctx, signatures, [r for r, _ in reductions], [stmt.value for stmt, _ in chain], all_leaves, where)
         check = where.check
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {}
         for chained, leaves in chain:
@@ -281,6 +283,45 @@ class MaskedReductionFixer:
         if std_of:
             edits += helper_edits(ctx, STD_OF)
         return Fix(finding, self.title_elementwise, Safety.SAFE, tuple(edits))
+
+
+# Work on a selection whose result may be boolean or integer even where the selected tensors are
+# floating: comparisons, tests of each element, casts to integers.
+_NOT_FLOATING_WORK = frozenset({"eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", *_BOOL_UNARY, "long", "int", "short", "bool", "to", "type"})
+
+
+def _averaged_safely(
+    ctx: FixContext, signatures: Signatures, reductions: list[_Reduction], chained: list[ast.expr], leaves: list[Selection], where: _Where
+) -> _Where:
+    """`where`, its check extended so that a mean, variance or deviation of values not known to be
+    floating is rewritten only for floating (or complex) tensors: for an integer or boolean
+    selection the original raises ("mean(): could not infer output dtype"), which the rewrite's
+    sum divided by a count would not, so the original code runs there (settled while tracing,
+    with `_graphmend_floating`). Declines where the work on the selection may itself make integer
+    or boolean values (a comparison, a cast), which a test of the selected tensors cannot see."""
+    averaged = [r for r in reductions if r.kind in ("mean", *_SPREADS) and not _floating(signatures, r)]
+    if not averaged:
+        return where
+    selections = {id(n) for leaf in leaves for n in ast.walk(leaf.node)}  # `x[x > 0]`: the mask's own test is no work on values
+    for expression in [*chained, *(operand for r in averaged for operand in r.operands)]:
+        for node in ast.walk(expression):
+            if id(node) in selections:
+                continue
+            named = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
+            if isinstance(node, ast.Compare) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)) or named in _NOT_FLOATING_WORK:
+                raise DeclineError(
+                    "mean-dtype",
+                    f"`{ctx.excerpt(expression, 40)}` may be an integer or boolean tensor, whose {averaged[0].kind} raises where the rewrite would not",
+                )
+    if not all(_rereadable_tensor(leaf.tensor) for leaf in leaves):
+        raise DeclineError("mean-dtype", "the selected tensors are not known to be floating, and not plain names to check while tracing")
+    check = call_text(FLOATING, *dict.fromkeys(ctx.code(leaf.tensor) for leaf in leaves))
+    return replace(where, check=check if where.check is None else f"{where.check} and {check}", helpers=(*where.helpers, FLOATING))
+
+
+def _floating(signatures: Signatures, reduction: _Reduction) -> bool:
+    """Whether every value `reduction` reduces is known to be floating (its mean cannot raise for its dtype)."""
+    return all(signatures.is_floating(signatures._norm(signatures.of(operand).dtype)) for operand in reduction.operands)
 
 
 def _divisor_count(ctx: FixContext, use: ast.Name) -> ast.Call | None:
