@@ -182,9 +182,9 @@ class CalleeResolver:
             return [constructed]
         if isinstance(value, ast.Name):
             index = self.evaluator.index
-            held = self.evaluator.instance_params.get(value.id)
-            if held is not None:  # `module` of a hook the class registers on itself
-                return [held]
+            held = self.evaluator.instance_classes_of(value)
+            if held:  # `module` of a hook the class registers on itself
+                return held
             names = self.instance_classes.get(value.id, ())
             if not names and value.id not in self.evaluator.env and value.id in index.global_instances:
                 names = (index.global_instances[value.id],)  # `SPEC.is_in(x)`, SPEC bound at module level
@@ -196,10 +196,7 @@ class CalleeResolver:
             and self.evaluator.cls is not None
         ):
             return self.evaluator.index.attr_classes_of(self.evaluator.cls, value.attr)
-        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.evaluator.instance_params:
-            # `module.spec` in a hook whose `module` is an instance of a class of the file
-            return self.evaluator.index.attr_classes_of(self.evaluator.instance_params[value.value.id], value.attr)
-        return []
+        return self.evaluator.instance_classes_of(value)  # `module.spec` in a hook the module registers on itself
 
     def bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
         """Remember which locals hold instances of in-file classes (for method calls on them)."""

@@ -717,21 +717,20 @@ class Evaluator:
                 return held_kind
         return Kind.UNKNOWN
 
-    def _instance_of(self, value: ast.expr) -> ClassInfo | None:
-        """The class of the file whose instance `value` is: a local or parameter known to hold one
-        (not `self`, whose methods are looked up on the walked class), or what such an instance
-        holds (`_held_instance`)."""
-        if isinstance(value, ast.Name) and value.id != self.self_name:
-            return self.instance_params.get(value.id)
-        return self._held_instance(value)
+    def instance_classes_of(self, value: ast.expr) -> list[ClassInfo]:
+        """The classes of the file whose instance `value` may be, through a local or parameter
+        known to hold one (not `self`, whose methods are looked up on the walked class): that
+        name, or an attribute of it (`module.spec` in a hook the module registers on itself)."""
+        if isinstance(value, ast.Name) and value.id != self.self_name and value.id in self.instance_params:
+            return [self.instance_params[value.id]]
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.instance_params:
+            return self.index.attr_classes_of(self.instance_params[value.value.id], value.attr)
+        return []
 
-    def _held_instance(self, value: ast.expr) -> ClassInfo | None:
-        """The one class of the file whose instance `param.attr` holds, for a parameter known to
-        hold an instance (`module.spec` in a hook the module registers on itself); None otherwise."""
-        if not (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id in self.instance_params):
-            return None
-        held = self.index.attr_classes_of(self.instance_params[value.value.id], value.attr)
-        return held[0] if len(held) == 1 else None
+    def _instance_of(self, value: ast.expr) -> ClassInfo | None:
+        """The one class `instance_classes_of` finds, or None."""
+        found = self.instance_classes_of(value)
+        return found[0] if len(found) == 1 else None
 
     def _held_method_kind(self, func: ast.Attribute) -> Kind | None:
         """`self.pe.encode(x)` where `__init__` set `self.pe = PositionEncoding(...)`, a class of
@@ -816,7 +815,7 @@ class Evaluator:
         if isinstance(target, ast.Name):
             self.env[target.id] = kind if isinstance(kind, Kind) else Kind.UNKNOWN
             self.instance_params.pop(target.id, None)
-            held = self._held_instance(value) if value is not None else None
+            held = self._instance_of(value) if isinstance(value, ast.Attribute) else None
             if held is not None:  # `_spec = module.spec`: an instance of a class of the file
                 self.instance_params[target.id] = held
         elif isinstance(target, (ast.Tuple, ast.List)):

@@ -409,15 +409,9 @@ class FunctionWalker:
     def module_function(self, node: ast.AST) -> ast.FunctionDef | None:
         if not isinstance(node, ast.Name) or node.id in self.evaluator.env or node.id in self.evaluator.local_imports:
             return None
-        function = self.index.plain_function(node.id)
-        if function is None:
+        if node.id in self._store_lines():  # a local of that name anywhere in the function (parameters are in `env`)
             return None
-        arguments = self.function.args
-        parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs, arguments.vararg, arguments.kwarg]
-        if any(p is not None and p.arg == node.id for p in parameters):
-            return None
-        binds_it = any(isinstance(n, ast.Name) and n.id == node.id and not isinstance(n.ctx, ast.Load) for n in ast.walk(self.function))
-        return None if binds_it else function
+        return self.index.plain_function(node.id)
 
     def frame_input(self, node: ast.AST) -> bool:
         if (

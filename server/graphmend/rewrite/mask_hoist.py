@@ -30,7 +30,7 @@ from .context import FixContext
 from .flow import changes_in_place, mask_reads_changed, rest_of_block
 from .model import DeclineError, Fix
 from .purity import check_pure
-from .selections import mask_roots
+from .selections import mask_roots, reference_root
 from .variant import plan_on_variant
 
 MASK_NAME = "_graphmend_mask"
@@ -124,7 +124,7 @@ def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
         elif isinstance(node, ast.Call):
             # the callee first; where it is a plain dotted name (`F.l1_loss`), nothing of it can
             # notice the order, and the first argument is evaluated next
-            node = node.args[0] if _dotted_name(node.func) and node.args and not isinstance(node.args[0], ast.Starred) else node.func
+            node = node.args[0] if reference_root(node.func) is not None and node.args and not isinstance(node.args[0], ast.Starred) else node.func
         elif isinstance(node, ast.BinOp):
             node = node.right if isinstance(node.left, (ast.Name, ast.Constant)) else node.left
         elif isinstance(node, ast.Compare):
@@ -134,13 +134,6 @@ def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
         else:
             node = None
     return node is part
-
-
-def _dotted_name(node: ast.expr) -> bool:
-    """`f`, `F.l1_loss`, `torch.nn.functional.mse_loss`: names and attributes of names only."""
-    while isinstance(node, ast.Attribute):
-        node = node.value
-    return isinstance(node, ast.Name)
 
 
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:

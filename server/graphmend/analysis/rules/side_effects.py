@@ -32,8 +32,6 @@ class LoggerMethod(Rule):
             ctx.report(self, node)
 
 
-
-
 class FunctionAttributeSet(Rule):
     """`buffered_arange.buf = torch.LongTensor()` inside `buffered_arange` (fairseq's memo),
     `counter.calls += 1`, `setattr(f, "cache", v)`: an attribute stored on a function of the file.
