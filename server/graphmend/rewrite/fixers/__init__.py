@@ -12,6 +12,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
+from .disabled import RemoveDisableFixer
 from .guarded_fill import GuardedMaskedFillFixer
 from .held_condition import HeldConditionFixer
 from .hoist import HoistHelperArgumentFixer
@@ -52,6 +53,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
+    RemoveDisableFixer(),
     HoistHelperArgumentFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
