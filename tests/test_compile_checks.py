@@ -78,6 +78,39 @@ def test_a_mask_that_requires_grad_gets_none_for_all_ones(tmp_path: Path) -> Non
         assert mask.grad is None and x.grad is not None and torch.equal(x.grad, torch.ones(3, 5))
 
 
+COMPLEMENT_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, pad):
+    if pad.any():
+        x = x * (1 - pad)
+    return x + 0
+'''
+
+
+def test_a_padding_mask_the_complement_check_rejects_keeps_the_original_result(tmp_path: Path) -> None:
+    """`1 - pad` raises for a bool mask, widens half to float for a float mask, and broadcasts a
+    larger mask: with no padding marked the original never computed it, and the fix must not either."""
+    (original, fixed), (original_file, fixed_file) = _pair(tmp_path, COMPLEMENT_SOURCE, "_graphmend_complement_keeps(x, pad)")
+    rejected = [
+        (torch.randn(3, 5), torch.zeros(5, dtype=torch.bool)),
+        (torch.randn(3, 5, dtype=torch.half), torch.zeros(5)),
+        (torch.randn(5), torch.zeros(3, 5, dtype=torch.long)),
+    ]
+    for x, pad in rejected:
+        for run in (original, fixed, torch.compile(fixed, backend="eager")):
+            torch._dynamo.reset()
+            out = run(x, pad)
+            assert out.dtype == x.dtype and out.shape == x.shape and torch.equal(out, x)
+    assert run_compiled(fixed, rejected, str(fixed_file)).break_sites, "a rejected input should take the original test, which breaks"
+    accepted = [(torch.randn(3, 5), torch.zeros(5, dtype=torch.long)), (torch.randn(3, 5), torch.tensor([0, 1, 0, 0, 1]))]
+    before, after = run_compiled(original, accepted, str(original_file)), run_compiled(fixed, accepted, str(fixed_file))
+    assert before.break_sites and not after.break_sites
+    for a, b in zip(before.observations, after.observations):
+        assert a.error is None and b.error is None and a.output.dtype == b.output.dtype and torch.equal(a.output, b.output)
+
+
 WHERE_SOURCE = '''import torch
 
 

@@ -39,6 +39,28 @@ def {name}(tensor, factor, same_dtype=True):
     )
 '''
 
+COMPLEMENT_KEEPS = "_graphmend_complement_keeps"
+assert COMPLEMENT_KEEPS in TRUE_WHEN_FIXED_NAMES
+
+_COMPLEMENT_KEEPS_TEXT = '''
+
+def {name}(tensor, mask, same_dtype=True):
+    """Whether `tensor * (1 - mask)` can be computed, has `tensor`'s shape (and dtype) and sends
+    `mask` no gradient (`1 - mask` has the mask's dtype and shape, and a bool mask cannot be
+    subtracted from).
+
+    Added by GraphMend: decided from shapes and dtypes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original test runs.
+    """
+    return (
+        mask.dtype != {torch}.bool
+        and not mask.requires_grad
+        and mask.dim() <= tensor.dim()
+        and all(m in (1, t) for t, m in zip(reversed(tensor.shape), reversed(mask.shape)))
+        and (not same_dtype or {torch}.promote_types(tensor.dtype, mask.dtype) == tensor.dtype)
+    )
+'''
+
 SAME_TYPE = "_graphmend_same_type"
 assert SAME_TYPE in TRUE_WHEN_FIXED_NAMES
 
@@ -441,6 +463,7 @@ def {name}(lengths, target, dim, prefix):
 
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
+    COMPLEMENT_KEEPS: _COMPLEMENT_KEEPS_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     BROADCAST_FREE: _BROADCAST_FREE_TEXT,

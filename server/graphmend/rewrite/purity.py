@@ -16,6 +16,7 @@ from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
 from .compile_checks import (
     BROADCAST_FREE,
+    COMPLEMENT_KEEPS,
     FLOATING,
     LENGTHS_FIT,
     MASK_SELECTS_ALIKE,
@@ -61,7 +62,7 @@ UNSAFE_TORCH = frozenset(
 # is a reshape that keeps the element count, a view that cannot raise.
 GENERATED_PREDICATES = frozenset(
     {
-        NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK,
+        NUMBER_DTYPE, SAME_TYPE, PRODUCT_KEEPS, COMPLEMENT_KEEPS, ONE_VALUE, MASK_SELECTS_ALIKE, MASK_SELECTS_ROWS, MASK_SPANS, SPREAD_MASK,
         LENGTHS_FIT, BROADCAST_FREE, FLOATING,
     }
 )
@@ -90,9 +91,11 @@ def check_pure(ctx: FixContext, expr: ast.AST, role: str, depth: int = 0) -> Non
             raise _fail("impure", f"{role} has an effect ({ctx.excerpt(node, 40)})")
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             raise _fail("impure", f"{role} contains a comprehension or lambda")
-        if isinstance(node, ast.BoolOp) or (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
-            if any(ctx.kind(v) in TENSOR_KINDS for v in ast.iter_child_nodes(node) if isinstance(v, ast.expr)):
-                raise _fail("can-raise", f"{role} takes the truth value of a tensor")
+        # `a or b` takes the truth value of `a` alone: the last operand is the result, tested (or
+        # not) by whoever reads it (`has_pads = on_xla or mask.any()`, then `if has_pads:`)
+        tested = node.values[:-1] if isinstance(node, ast.BoolOp) else [node.operand] if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) else []
+        if any(ctx.kind(v) in TENSOR_KINDS for v in tested):
+            raise _fail("can-raise", f"{role} takes the truth value of a tensor")
         if isinstance(node, ast.Subscript):
             _check_index(ctx, node, role)
         if isinstance(node, ast.Call):

@@ -28,6 +28,14 @@ original test runs as before (and breaks as before):
         _graphmend_product_keeps(hidden_states, attention_mask.unsqueeze(1)) or not torch.all(attention_mask == 1)
     ):
 
+The dual shortcut tests whether a padding mask marks anything before zeroing those positions:
+fairseq's encoder does `has_pads = on_xla or encoder_padding_mask.any()`, then `if has_pads: x =
+x * (1 - encoder_padding_mask.unsqueeze(-1).type_as(x))`. With no padding marked, `1 - view` is
+all ones, so the product again gives back every value. Here the test may be the last operand of
+an `or` chain as well (the body then also runs when the Python operands hold, as before), and
+the check, `_graphmend_complement_keeps`, also requires a mask that is not bool (`1 - mask`
+raises for a bool tensor, where the original, finding no padding, never computed it).
+
 What differs: a view of the mask that cannot be computed at all (an `unsqueeze` past the last
 dimension) now raises for an all-ones mask too, where the original skipped it; and the result is a
 new tensor, not the caller's (the fixer declines when the function changes the tensor in place).
@@ -42,7 +50,7 @@ import libcst as cst
 
 from ...findings import Finding
 from ...quoting import excerpt
-from ..compile_checks import PRODUCT_KEEPS, helper_edits
+from ..compile_checks import COMPLEMENT_KEEPS, PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
 from ..flow import changed_in_place_after, parameter_names, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
@@ -65,7 +73,16 @@ LINE_LENGTH = 100  # a longer rewritten test goes on its own lines
 class _Update:
     target: str
     cast_back: bool  # the product is cast back to the target's own dtype
-    factor: ast.expr  # the mask, or the view of it, that multiplies the target
+    factor: ast.expr  # the mask, or the view of it, that multiplies the target (in `1 - view`, the view)
+
+
+@dataclass(frozen=True)
+class _MaskTest:
+    """The tensor test the rewrite lets dynamo skip, and the Python operands around it."""
+
+    mask: str
+    prefix: list[ast.expr]  # the operands of the `and` / `or` chain before the test
+    complement: bool  # the test is "marks anything" (`mask.any()`): the body multiplies by `1 - mask`
 
 
 class MaskCheckFixer:
@@ -78,37 +95,56 @@ class MaskCheckFixer:
         if tested is None:
             raise DeclineError("not-a-mask-check", "the tensor is not tested by an `if`")
         statement, function = tested
-        prefix, mask = _split(ctx, statement.test)
+        mask_test = _split(ctx, statement.test)
         if statement.orelse:
             raise DeclineError("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
-        updates = [_update(ctx, stmt, mask, statement) for stmt in statement.body]
+        updates = [_update(ctx, stmt, mask_test, statement) for stmt in statement.body]
         products = [u for u in updates if u is not None]
         if not products:
             raise DeclineError("not-identity", "the branch does not multiply anything by the mask")
         for target in dict.fromkeys(p.target for p in products):
             _check_not_changed_in_place(ctx, function, statement, target)
-        test = _checked_test(ctx, statement, prefix, products)
+        test = _checked_test(ctx, statement, mask_test, products)
         if_node = ctx.cst_node(function, statement, cst.If)
         assert isinstance(if_node, cst.If)
-        edits = [ctx.rewrite(function, {if_node: if_node.with_changes(test=cst.parse_expression(test))}), *helper_edits(ctx, PRODUCT_KEEPS)]
-        return Fix(finding, _title(mask, products), Safety.SAFE, tuple(edits))
+        helper = COMPLEMENT_KEEPS if mask_test.complement else PRODUCT_KEEPS
+        edits = [ctx.rewrite(function, {if_node: if_node.with_changes(test=cst.parse_expression(test))}), *helper_edits(ctx, helper)]
+        return Fix(finding, _title(mask_test, products), Safety.SAFE, tuple(edits))
 
 
-def _split(ctx: FixContext, test: ast.expr) -> tuple[list[ast.expr], str]:
-    """The Python-level operands before the mask test, and the mask's name. The mask test must be
-    the last operand of an `and` chain (or the whole test), so dropping it changes nothing else."""
-    operands = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    mask = _not_all_ones(ctx, operands[-1])
+def _split(ctx: FixContext, test: ast.expr) -> _MaskTest:
+    """The mask test and the Python-level operands before it. The mask test must be the last
+    operand of an `and` or `or` chain (or the whole test): with the mask test true whenever the
+    product is exact, the chain is true whenever it was, and otherwise only where the body
+    changes nothing."""
+    operands = test.values if isinstance(test, ast.BoolOp) else [test]
+    mask, complement = _not_all_ones(ctx, operands[-1]), False
+    if mask is None:
+        mask, complement = _marks_any(ctx, operands[-1]), True
     if mask is None:
         raise DeclineError(
             "not-a-mask-check",
-            "the condition does not end in `not torch.all(mask == 1)` (or `(mask != 1).any()`), a test that the mask is not all ones",
+            "the condition does not end in `not torch.all(mask == 1)` (or `(mask != 1).any()`), a test that the mask is not all ones, "
+            "nor in `mask.any()`, a test that a padding mask marks anything",
         )
     prefix = operands[:-1]
     for operand in prefix:
         if tensor_logic(ctx, operand):
-            raise DeclineError("tensor-prefix", f"`{ctx.excerpt(operand, 40)}` is also a tensor test; only the all-ones test is dropped")
-    return prefix, mask
+            raise DeclineError("tensor-prefix", f"`{ctx.excerpt(operand, 40)}` is also a tensor test; only the mask test is dropped")
+    return _MaskTest(mask, prefix, complement)
+
+
+def _marks_any(ctx: FixContext, node: ast.expr) -> str | None:
+    """`mask` for `mask.any()` and `torch.any(mask)`: a test that the mask is not all zeros."""
+    if not isinstance(node, ast.Call) or node.keywords or not isinstance(node.func, ast.Attribute) or node.func.attr != "any":
+        return None
+    if ctx.qualname(node.func) == "torch.any" and len(node.args) == 1:
+        tested = node.args[0]
+    elif not node.args:
+        tested = node.func.value
+    else:
+        return None
+    return tested.id if isinstance(tested, ast.Name) else None
 
 
 def _not_all_ones(ctx: FixContext, node: ast.expr) -> str | None:
@@ -144,9 +180,11 @@ def _compared_with_one(node: ast.expr, operator: type) -> str | None:
     return None
 
 
-def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Update | None:
-    """A product by the mask assigned back (`x = x * mask...`), or None for a dtype binding that
-    only the products use. Anything else declines."""
+def _update(ctx: FixContext, stmt: ast.stmt, mask_test: _MaskTest, check: ast.If) -> _Update | None:
+    """A product by the mask assigned back (`x = x * mask...`; `x = x * (1 - mask...)` for a test
+    that the mask marks anything), or None for a dtype binding that only the products use.
+    Anything else declines."""
+    mask = mask_test.mask
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         if isinstance(stmt, ast.AugAssign):
             raise DeclineError("in-place", "an in-place update would run on the caller's tensor even for an all-ones mask")
@@ -166,9 +204,24 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask: str, check: ast.If) -> _Updat
     if not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Mult)):
         raise DeclineError("not-identity", f"`{ctx.excerpt(stmt, 50)}` is not `x = x * mask`: it may not be the identity for an all-ones mask")
     for own, other in ((value.left, value.right), (value.right, value.left)):
-        if isinstance(own, ast.Name) and own.id == target and _derived_from(ctx, other, mask):
+        if not (isinstance(own, ast.Name) and own.id == target):
+            continue
+        if not mask_test.complement and _derived_from(ctx, other, mask):
             return _Update(target, cast_back, other)
-    raise DeclineError("not-identity", f"`{ctx.excerpt(value, 50)}` does not multiply `{target}` by the mask `{mask}` or a view of it")
+        view = _one_minus(other)
+        if mask_test.complement and view is not None and _derived_from(ctx, view, mask):
+            return _Update(target, cast_back, view)
+    factor = f"`1 - {mask}` or a view of it" if mask_test.complement else f"the mask `{mask}` or a view of it"
+    raise DeclineError("not-identity", f"`{ctx.excerpt(value, 50)}` does not multiply `{target}` by {factor}")
+
+
+def _one_minus(node: ast.expr) -> ast.expr | None:
+    """`view` for `1 - view` (an integer one: `1.0 - view` of an integer mask would be float)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant):
+        one = node.left.value
+        if type(one) is int and one == 1:
+            return node.right
+    return None
 
 
 def _derived_from(ctx: FixContext, node: ast.expr, mask: str) -> bool:
@@ -250,27 +303,33 @@ def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.I
         raise DeclineError("in-place", f"`{name}` is changed in place after the check (`{excerpt(ctx.code(change).splitlines()[0], 40)}`): the product is a new tensor")
 
 
-def _checked_test(ctx: FixContext, check: ast.If, prefix: list[ast.expr], products: list[_Update]) -> str:
-    """`prefix and (keeps(x, view) and ... or <the original mask test>)`: the mask test runs only
-    where the shapes and dtypes do not prove the product exact."""
+def _checked_test(ctx: FixContext, check: ast.If, mask_test: _MaskTest, products: list[_Update]) -> str:
+    """`prefix and (keeps(x, view) and ... or <the original mask test>)` (`or` for an `or`
+    chain): the mask test runs only where the shapes and dtypes do not prove the product exact."""
+    helper = COMPLEMENT_KEEPS if mask_test.complement else PRODUCT_KEEPS
     checks = list(
-        dict.fromkeys(
-            f"{PRODUCT_KEEPS}({p.target}, {ctx.code(p.factor)}{'' if not p.cast_back else ', same_dtype=False'})" for p in products
-        )
+        dict.fromkeys(f"{helper}({p.target}, {ctx.code(p.factor)}{'' if not p.cast_back else ', same_dtype=False'})" for p in products)
     )
-    operands = check.test.values if isinstance(check.test, ast.BoolOp) else [check.test]  # type: ignore[attr-defined]
-    mask_test = ctx.code(operands[-1])
-    guarded = f"{' and '.join(checks)} or {mask_test}"  # `and` binds tighter: the checks, or else the test
-    python_part = " and ".join(ctx.code(p) for p in prefix)
-    one_line = f"{python_part} and ({guarded})" if prefix else guarded
+    test = check.test
+    operands = test.values if isinstance(test, ast.BoolOp) else [test]
+    joiner = " or " if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else " and "
+    guarded = f"{' and '.join(checks)} or {ctx.code(operands[-1])}"  # `and` binds tighter: the checks, or else the test
+    python_part = joiner.join(ctx.code(p) for p in mask_test.prefix)
+    one_line = f"{python_part}{joiner}({guarded})" if mask_test.prefix else guarded
     if check.col_offset + len(f"if {one_line}:") <= LINE_LENGTH:
         return one_line
     wrapped = f"(\n    {guarded}\n)"  # libcst indents continuation lines to the `if`
-    return f"{python_part} and {wrapped}" if prefix else wrapped
+    return f"{python_part}{joiner}{wrapped}" if mask_test.prefix else wrapped
 
 
-def _title(mask: str, products: list[_Update]) -> str:
+def _title(mask_test: _MaskTest, products: list[_Update]) -> str:
     targets = ", ".join(dict.fromkeys(f"`{p.target}`" for p in products))
+    mask = mask_test.mask
+    if mask_test.complement:
+        return (
+            f"Skip the test of whether `{mask}` marks anything when compiling: multiply {targets} by `1 - {mask}` every time "
+            f"(exact where it marks nothing), where dynamo knows the mask keeps {targets}'s shape and dtype; elsewhere the test runs as before"
+        )
     return (
         f"Skip the all-ones test of `{mask}` when compiling: multiply {targets} by it every time (exact for an all-ones mask), "
         f"where dynamo knows the mask keeps {targets}'s shape and dtype; elsewhere the test runs as before"
