@@ -111,6 +111,37 @@ def test_a_padding_mask_the_complement_check_rejects_keeps_the_original_result(t
         assert a.error is None and b.error is None and a.output.dtype == b.output.dtype and torch.equal(a.output, b.output)
 
 
+COUNTS_SOURCE = '''import torch
+
+BINS = 4
+
+
+@torch.compile
+def f(scores):
+    codes = scores.argmax(dim=-1)
+    return torch.bincount(codes, minlength=BINS)
+'''
+
+
+def test_counts_over_more_entries_than_bins_run_bincount_as_before(tmp_path: Path) -> None:
+    """An argmax over 4 entries fills exactly 4 bins: no break, the same counts. Over 6 entries an
+    index may exceed the bins, so the check sends it to `bincount`, which sizes by the data."""
+    (original, fixed), (original_file, fixed_file) = _pair(tmp_path, COUNTS_SOURCE, "_graphmend_counts_fit(codes, scores.shape[-1], BINS)")
+    g = torch.Generator().manual_seed(0)
+    fitting = [(torch.randn(7, 4, generator=g),), (torch.zeros(0, 4),)]
+    wider = [(torch.randn(7, 6, generator=g) + torch.arange(6.0) * 3,), (torch.randn(3, 6, generator=g) - torch.arange(6.0) * 3,)]
+    for args in fitting + wider:
+        expected = original(*args)
+        for run in (fixed, torch.compile(fixed, backend="eager")):
+            torch._dynamo.reset()
+            out = run(*args)
+            assert out.dtype == expected.dtype and torch.equal(out, expected)
+    assert [len(original(*args)) for args in wider] == [6, 4], "the wider inputs should take both sizes"
+    before, after = run_compiled(original, fitting, str(original_file)), run_compiled(fixed, fitting, str(fixed_file))
+    assert before.break_sites and not after.break_sites
+    assert run_compiled(fixed, wider, str(fixed_file)).break_sites, "a rejected input should take the original bincount, which breaks"
+
+
 WHERE_SOURCE = '''import torch
 
 

@@ -61,6 +61,28 @@ def {name}(tensor, mask, same_dtype=True):
     )
 '''
 
+COUNTS_FIT = "_graphmend_counts_fit"
+assert COUNTS_FIT in TRUE_WHEN_FIXED_NAMES
+
+_COUNTS_FIT_TEXT = '''
+
+def {name}(index, index_bound, minlength):
+    """Whether `torch.bincount(index, minlength=minlength)` has exactly `minlength` bins: `index`
+    is a one-dimensional int64 tensor of values below `index_bound` (it comes from an argmax over
+    that many entries), and `index_bound` is at most `minlength`, a Python int.
+
+    Added by GraphMend: decided from shapes and dtypes only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False `bincount` runs as before.
+    """
+    return (
+        isinstance(minlength, int)
+        and isinstance(index, {torch}.Tensor)
+        and index.dim() == 1
+        and index.dtype == {torch}.int64
+        and index_bound <= minlength
+    )
+'''
+
 SAME_TYPE = "_graphmend_same_type"
 assert SAME_TYPE in TRUE_WHEN_FIXED_NAMES
 
@@ -464,6 +486,7 @@ def {name}(lengths, target, dim, prefix):
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     COMPLEMENT_KEEPS: _COMPLEMENT_KEEPS_TEXT,
+    COUNTS_FIT: _COUNTS_FIT_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     BROADCAST_FREE: _BROADCAST_FREE_TEXT,

@@ -12,6 +12,7 @@ from ...findings import Finding
 from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
+from .bounded_counts import BoundedCountsFixer
 from .disabled import RemoveDisableFixer
 from .guarded_fill import GuardedMaskedFillFixer
 from .held_condition import HeldConditionFixer
@@ -54,6 +55,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
     RemoveDisableFixer(),
+    BoundedCountsFixer(),
     HoistHelperArgumentFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
