@@ -142,6 +142,33 @@ def test_counts_over_more_entries_than_bins_run_bincount_as_before(tmp_path: Pat
     assert run_compiled(fixed, wider, str(fixed_file)).break_sites, "a rejected input should take the original bincount, which breaks"
 
 
+LOGIC_SOURCE = '''import torch
+
+
+@torch.compile
+def f(x, low, high):
+    inside = (x >= low).all() and (x <= high).all()
+    return inside
+'''
+
+
+def test_an_and_whose_second_operand_cannot_broadcast_returns_what_the_original_returned(tmp_path: Path) -> None:
+    """`(x >= low).all() and (x <= high).all()` never compares with `high` when the first test
+    fails: with a `high` that cannot broadcast against `x`, the rewrite must not compare either."""
+    (original, fixed), (original_file, fixed_file) = _pair(tmp_path, LOGIC_SOURCE, "_graphmend_broadcastable((x, high))")
+    x = torch.tensor([[0.5, -2.0], [0.1, 0.2], [0.3, 0.4]])
+    mismatched = (x, torch.tensor([0.0, 0.0]), torch.ones(3))
+    for run in (original, fixed, torch.compile(fixed, backend="eager")):
+        torch._dynamo.reset()
+        out = run(*mismatched)
+        assert out.dtype == torch.bool and out.shape == () and not bool(out)
+    fitting = [(x, torch.tensor([-3.0, -3.0]), torch.ones(2)), (x, torch.tensor([0.0, 0.0]), torch.ones(2))]
+    before, after = run_compiled(original, fitting, str(original_file)), run_compiled(fixed, fitting, str(fixed_file))
+    assert before.break_sites and not after.break_sites
+    for a, b in zip(before.observations, after.observations):
+        assert a.error is None and b.error is None and torch.equal(a.output, b.output)
+
+
 WHERE_SOURCE = '''import torch
 
 

@@ -83,6 +83,36 @@ def {name}(index, index_bound, minlength):
     )
 '''
 
+BROADCASTABLE = "_graphmend_broadcastable"
+assert BROADCASTABLE in TRUE_WHEN_FIXED_NAMES
+
+_BROADCASTABLE_TEXT = '''
+
+def {name}(*groups):
+    """Whether each group's values are tensors (or Python numbers) whose shapes broadcast together,
+    on one device apart from 0-d tensors (which torch moves), so elementwise arithmetic and
+    comparisons over a group cannot raise, even on a path where the original did not compute them.
+
+    Added by GraphMend: decided from shapes and devices only, so under torch.compile it is settled
+    while tracing and costs no graph break; where it is False the original code runs.
+    """
+    for group in groups:
+        if not all(isinstance(v, ({torch}.Tensor, bool, int, float)) for v in group):
+            return False
+        tensors = [v for v in group if isinstance(v, {torch}.Tensor)]
+        devices = [t.device for t in tensors if t.dim() > 0]
+        if not all(d == devices[0] for d in devices):
+            return False
+        width = 0
+        for tensor in tensors:
+            width = max(width, tensor.dim())
+        for position in range(1, width + 1):
+            sizes = [t.shape[-position] for t in tensors if t.dim() >= position and t.shape[-position] != 1]
+            if not all(s == sizes[0] for s in sizes):
+                return False
+    return True
+'''
+
 SAME_TYPE = "_graphmend_same_type"
 assert SAME_TYPE in TRUE_WHEN_FIXED_NAMES
 
@@ -487,6 +517,7 @@ _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     COMPLEMENT_KEEPS: _COMPLEMENT_KEEPS_TEXT,
     COUNTS_FIT: _COUNTS_FIT_TEXT,
+    BROADCASTABLE: _BROADCASTABLE_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     BROADCAST_FREE: _BROADCAST_FREE_TEXT,

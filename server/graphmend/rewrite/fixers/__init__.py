@@ -19,6 +19,7 @@ from .held_condition import HeldConditionFixer
 from .hoist import HoistHelperArgumentFixer
 from .item_batch import ItemBatchFixer
 from .length_fill import LengthFillFixer
+from .logic_value import LogicValueFixer
 from .mask_check import MaskCheckFixer
 from .masked import MaskedReductionFixer
 from .masked_assign import MaskedAssignFixer
@@ -52,6 +53,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MaskedRowLossFixer(),
     MaskedAssignFixer(),
     OrderedEffectFixer(),  # after Where and Scalar: an `if` they can turn into tensor code needs no op
+    LogicValueFixer(),  # after the ordered op: a check or log on `a and b` moves whole into the op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
     RemoveDisableFixer(),
