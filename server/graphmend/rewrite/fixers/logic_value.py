@@ -48,7 +48,7 @@ class LogicValueFixer:
         kept = isinstance(statement, (ast.Assign, ast.AnnAssign, ast.Return)) and statement.value is outer
         if not kept:
             raise DeclineError("not-a-statement", "the `and` / `or` is not the whole value of an assignment or `return`")
-        signatures = Signatures(ctx, frozenset(), at=statement)
+        signatures = Signatures(ctx, set(), at=statement)
         for value in _leaves(outer):
             if not _bool_scalar(ctx, signatures, value):
                 raise DeclineError(
