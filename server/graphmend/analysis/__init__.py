@@ -57,6 +57,8 @@ class AnalysisResult:
         # what produced it, so a fixer can analyse a variant of the source the same way
         self.path = "<string>"
         self.config: Config | None = None
+        # id(call) -> the in-file functions the walk found it may run (with keep_facts)
+        self.resolved_calls: dict[int, list[ast.FunctionDef]] = {}
 
 
 def analyze(source: str, path: str = "<string>", config: Config | None = None, *, strict: bool = False) -> list[Finding]:
@@ -120,7 +122,9 @@ def _analyze(source: str, path: str, config: Config, strict: bool, keep_facts: b
     kept.sort(key=Finding.sort_key)
     broken = frozenset(module.broken_entries)
     if keep_facts:
-        return AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken, module.entries, module.roots)
+        result = AnalysisResult(kept, module.reasons, tree, index, module.kinds, text, broken, module.entries, module.roots)
+        result.resolved_calls = module.resolved_calls
+        return result
     return AnalysisResult(kept, module.reasons, broken=broken, entries=module.entries)
 
 

@@ -71,6 +71,9 @@ class ModuleAnalysis:
         self.strict = strict
         self.keep_kinds = keep_kinds
         self.kinds: dict[int, Kind] = {}  # filled only with keep_kinds (the rewrites need them)
+        # id(call) -> the in-file functions it may run, as the walk resolved them (keep_kinds only:
+        # purity.py follows `spec.project(x)` into `Bounded.project` with them)
+        self.resolved_calls: dict[int, list[ast.FunctionDef]] = {}
         self.findings: list[Finding] = []
         self.reasons: dict[str, str] = {}  # qualified function name -> why it is compiled
         self._seen: set[tuple[str, int, int, int, int]] = set()

@@ -163,6 +163,16 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
         return
     self_name = positional[0].arg
     evaluator = Evaluator(index, cls=info, self_name=self_name)
+    parameters = {a.arg for a in (*positional[1:], *init.args.kwonlyargs)}
+    stored: set[str] | None = None
+
+    def unchanged_parameter(name: str) -> bool:  # a parameter __init__ never rebinds: `self.low = low` holds what the caller passed
+        nonlocal stored
+        if name not in parameters:
+            return False
+        if stored is None:
+            stored = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        return name not in stored
     local_functions = {stmt.name: stmt for stmt in _statements(init.body) if isinstance(stmt, ast.FunctionDef)}
     init_names: set[str] | None = None  # names `__init__` binds itself (parameters, locals): not the module's function of that name
 
@@ -196,6 +206,9 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                 kind = evaluator.visit(value)
                 previous = info.attr_kinds.get(target.attr)
                 info.attr_kinds[target.attr] = kind if previous in (None, kind) else Kind.UNKNOWN
+                if isinstance(value, ast.Name) and kind is Kind.UNKNOWN and unchanged_parameter(value.id):
+                    held = info.attr_params.get(target.attr)
+                    info.attr_params[target.attr] = value.id if held in (None, value.id) else ""
                 if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
                     known = info.attr_classes.get(target.attr, ())
                     if value.func.id not in known:

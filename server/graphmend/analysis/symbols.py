@@ -103,6 +103,10 @@ class ClassInfo:
     # self.<attr> = ImportedClass(...) / module.ImportedClass(...): the class as written (the
     # call sites of its methods are followed into the other file: crossmodule.call_sites)
     attr_imported_classes: dict[str, str] = field(default_factory=dict)
+    # self.<attr> = <a parameter of __init__> whose kind __init__ alone does not tell: the
+    # parameter's name ("" where two assignments disagree); constructions.py reads the kind from
+    # the file's constructions of the class
+    attr_params: dict[str, str] = field(default_factory=dict)
     is_module: bool = False
     is_autograd_function: bool = False
 
@@ -122,6 +126,10 @@ class ModuleIndex:
     # an element may be and whether iterating the display gives them (a list or tuple, not a dict);
     # None until a call asks (module_state.instance_container computes it from `tree`)
     instance_containers: dict[str, tuple[tuple[str, ...], bool]] | None = None
+    # class name -> the calls that construct it by name anywhere in the file; None until asked
+    # (constructions.py walks the file once, the first time an attribute set from a parameter is read)
+    constructions: dict[str, list[ast.Call]] | None = None
+    constructed_kinds: dict[tuple[str, str], Kind | None] = field(default_factory=dict)  # (class, attr) -> kind, memo
     tree: ast.Module | None = None
     source: str = ""  # the module's text (module_state.instance_container reads it before walking the tree)
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from . import torch_api
+from .constructions import constructed_attr_kind
 from .guards import static_truth
 from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, NON_TENSOR_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
 from .param_evidence import NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS
@@ -404,9 +405,17 @@ class Evaluator:
             # a plain class (a scheduler, a sampler): the tensors its `__init__` sets up
             if attr in self.self_attrs:
                 return self.self_attrs[attr]
-            found = self.index.attr_kind(self.cls, attr)
+            found = self._attr_or_constructed(self.cls, attr)
             return found if found in TENSOR_KINDS else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _attr_or_constructed(self, info: ClassInfo, attr: str) -> Kind | None:
+        """What `__init__` sets `self.<attr>` up as; where it copies a parameter whose kind it does
+        not tell, the kind the file's constructions of the class pass (constructions.py)."""
+        found = self.index.attr_kind(info, attr)
+        if found in (None, Kind.UNKNOWN) and info.attr_params:
+            return constructed_attr_kind(self.index, info, attr) or found
+        return found
 
     def instance_attr_kind(self, info: ClassInfo, attr: str) -> Kind:
         """The kind of `attr` of an instance of the in-file class `info`: its annotation in the
@@ -415,7 +424,7 @@ class Evaluator:
         for stmt in info.node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == attr:
                 return annotation_kind(stmt.annotation, self.index)
-        found = self.index.attr_kind(info, attr)
+        found = self._attr_or_constructed(info, attr)
         return found if found in TENSOR_KINDS else Kind.UNKNOWN
 
     def self_attr_kind(self, attr: str) -> Kind:
@@ -427,7 +436,7 @@ class Evaluator:
             return Kind.PY
         if attr in ("weight", "bias") and self.cls.is_module and attr not in self.cls.attr_kinds:
             return Kind.UNKNOWN
-        found = self.index.attr_kind(self.cls, attr)
+        found = self._attr_or_constructed(self.cls, attr)
         if found is not None:
             return found
         method = self.index.method(self.cls, attr)

@@ -695,6 +695,8 @@ class FunctionWalker:
                 self._call_causes.add(id(call))
             return
         callees = self.callees.callees(call)
+        if callees and self.module.keep_kinds and not self.module.uncompiled_phase:
+            self.module.resolved_calls[id(call)] = [function for function, _cls, _bound in callees]
         for function, cls, bound in callees:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
         self._narrow_checked_arguments(call, callees)

@@ -149,6 +149,11 @@ def _check_call(ctx: FixContext, call: ast.Call, role: str, depth: int) -> None:
             if helper is not None:
                 _check_helper(ctx, helper, role, depth)
                 return
+        resolved = ctx.result.resolved_calls.get(id(call))
+        if resolved:  # a method of an instance of an in-file class (`spec.project(x)`), as the walk resolved it
+            for helper in resolved:
+                _check_helper(ctx, helper, role, depth)
+            return
         raise _fail("impure", f"{role} calls `{ctx.excerpt(func, 40)}`, whose effects are unknown")
     if isinstance(func, ast.Name) and func.id in GENERATED_PREDICATES:
         return

@@ -57,7 +57,9 @@ class LogicValueFixer:
                 )
         speculative = _speculative(outer)
         for value in speculative:
-            check_condition_pure(ctx, value, f"`{ctx.excerpt(value, 40)}` (evaluated even where the original did not)")
+            role = f"`{ctx.excerpt(value, 40)}` (evaluated even where the original did not)"
+            check_condition_pure(ctx, value, role)
+            _check_shape_safe(ctx, value, role)
         torch = ctx.torch_name()
         fixed = _combined(ctx, outer, torch)
         groups = [group for value in speculative for group in _elementwise_groups(ctx, value)]
@@ -71,6 +73,43 @@ class LogicValueFixer:
             edits.append(import_edit)
         name, op = ("logical_and", "and") if isinstance(outer.op, ast.And) else ("logical_or", "or")
         return Fix(finding, TITLE.format(function=name, op=op), Safety.SAFE, tuple(edits))
+
+
+# Calls that raise on no shape or dtype of a tensor their operands could have: casts, moves,
+# whole-tensor reductions that take any dtype, elementwise tests. (`mean` raises on integers,
+# `view` and `matmul` on shapes: not here.)
+SHAPE_SAFE_METHODS = frozenset(
+    {"all", "any", "sum", "amax", "amin", "max", "min", "prod", "to", "float", "double", "half", "bool", "long", "int",
+     "detach", "clone", "abs", "isnan", "isinf", "isfinite", "logical_not", "contiguous"}
+)  # fmt: skip
+SHAPE_SAFE_TORCH = frozenset({"all", "any", "isnan", "isinf", "isfinite", "logical_not", "abs"})
+# Elementwise operators that raise on no dtype (`//`, `%` and `**` raise for an integer zero, `&`
+# and `~` for floats, `@` on shapes).
+SAFE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _check_shape_safe(ctx: FixContext, value: ast.expr, role: str) -> None:
+    """Decline where computing `value` could raise for its operands' shapes or dtypes beyond the
+    broadcasting that `_graphmend_broadcastable` settles while tracing."""
+    for node in ast.walk(value):
+        if isinstance(node, ast.BinOp) and not isinstance(node.op, SAFE_OPERATORS):
+            raise DeclineError("logic-may-raise", f"{role} applies `{ctx.excerpt(node, 30)}`, which can raise for some dtypes or shapes")
+        if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.USub, ast.UAdd)):
+            raise DeclineError("logic-may-raise", f"{role} applies `{ctx.excerpt(node, 30)}`, which can raise for some dtypes")
+        if isinstance(node, ast.Call) and node.keywords and not _is_call(ctx, node, "to"):
+            raise DeclineError("logic-may-raise", f"{role} calls `{ctx.excerpt(node.func, 30)}` with arguments that may not fit")
+        if isinstance(node, ast.Call):
+            name = ctx.qualname(node.func)
+            if name is not None and name.startswith("torch.") and name.rsplit(".", 1)[1] in SHAPE_SAFE_TORCH and len(node.args) == 1:
+                continue
+            method = node.func.attr if isinstance(node.func, ast.Attribute) and name is None else None
+            if method in SHAPE_SAFE_METHODS and (not node.args or method == "to"):
+                continue
+            raise DeclineError("logic-may-raise", f"{role} calls `{ctx.excerpt(node.func, 30)}`, which may raise for some shapes")
+
+
+def _is_call(ctx: FixContext, node: ast.Call, method: str) -> bool:
+    return isinstance(node.func, ast.Attribute) and node.func.attr == method and ctx.qualname(node.func) is None
 
 
 def _outermost_boolop(ctx: FixContext, node: ast.BoolOp) -> ast.BoolOp:
