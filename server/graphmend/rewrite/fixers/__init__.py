@@ -13,6 +13,7 @@ from ..context import FixContext
 from ..model import Fix, Safety
 from .asserts import AssertScalarFixer
 from .bounded_counts import BoundedCountsFixer
+from .comprehension_loop import ComprehensionLoopFixer
 from .disabled import RemoveDisableFixer
 from .guarded_fill import GuardedMaskedFillFixer
 from .held_condition import HeldConditionFixer
@@ -58,6 +59,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     TraceableQueryFixer(),
     RemoveDisableFixer(),
     BoundedCountsFixer(),
+    ComprehensionLoopFixer(),
     HoistHelperArgumentFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
