@@ -413,7 +413,9 @@ class Evaluator:
         """What `__init__` sets `self.<attr>` up as; where it copies a parameter whose kind it does
         not tell, the kind the file's constructions of the class pass (constructions.py)."""
         found = self.index.attr_kind(info, attr)
-        if found in (None, Kind.UNKNOWN) and info.attr_params:
+        # plain classes only: a module's `self.config = config` is built from a name, never a tensor,
+        # and asking would walk every model file
+        if found in (None, Kind.UNKNOWN) and info.attr_params and not info.is_module:
             return constructed_attr_kind(self.index, info, attr) or found
         return found
 
