@@ -26,7 +26,7 @@ import libcst as cst
 from ...findings import Finding
 from ..compile_checks import COUNTS_FIT, checked_or_original, helper_edits
 from ..context import FixContext
-from ..flow import reaching_definition
+from ..flow import parameter_names, reaching_definition
 from ..model import DeclineError, Fix, Safety
 
 TITLE = (
@@ -156,8 +156,6 @@ def _index_bound(ctx: FixContext, value: ast.expr, use: ast.stmt) -> str | None:
 def _unbound_parameter(ctx: FixContext, name: str, use: ast.stmt) -> bool:
     """A parameter the function never rebinds: every statement sees the same tensor."""
     function = ctx.function_of(use)
-    if function is None:
+    if function is None or name not in parameter_names(function):
         return False
-    parameters = {a.arg for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
-    stored = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(function))
-    return name in parameters and not stored
+    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(function))

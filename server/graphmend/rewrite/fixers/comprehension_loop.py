@@ -25,6 +25,7 @@ import libcst as cst
 
 from ...findings import Finding
 from ..context import FixContext
+from ..flow import parameter_names
 from ..model import DeclineError, Fix, Safety
 from .generated import fresh_name
 
@@ -76,7 +77,7 @@ class ComprehensionLoopFixer:
         new = [_indented_by(statement_, _indent_unit(ctx, function)) for statement_ in parsed]
         new[0] = new[0].with_changes(leading_lines=line.leading_lines)
         edit = ctx.rewrite(function, {line: cst.FlattenSentinel(new)})
-        title = TITLE.format(kind=KIND[type(comprehension)], function=finding_function(finding, function))
+        title = TITLE.format(kind=KIND[type(comprehension)], function=_eager_function(finding, function))
         return Fix(finding, title, Safety.SAFE, (edit,))
 
 
@@ -100,7 +101,7 @@ def _indented_by(statement: cst.SimpleStatementLine | cst.BaseCompoundStatement,
     return indented
 
 
-def finding_function(finding: Finding, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+def _eager_function(finding: Finding, function: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """The function dynamo runs eagerly: the finding's, without the comprehension's own frame."""
     qualified = finding.function
     if qualified.endswith((".<listcomp>", ".<setcomp>", ".<dictcomp>")):
@@ -141,7 +142,7 @@ def _renamed_targets(
     """Loop variables the function uses outside the comprehension -> fresh names (a `for` loop
     binds its variables in the function, where the comprehension kept them to itself)."""
     declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
-    parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+    parameters = parameter_names(function)
     renamed: dict[str, str] = {}
     for name in dict.fromkeys(_target_names(comprehension)):
         # a comprehension that binds the name itself (this one, or another: `{w: i for i, w in ...}`)

@@ -25,7 +25,7 @@ from ..compile_checks import BROADCASTABLE, checked_or_original, helper_edits
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
 from ..signatures import SCALAR_SHAPE, Signatures
-from .conditions import check_condition_pure
+from .conditions import check_condition_pure, condition_text
 
 TITLE = "Combine the 0-d boolean tensors with `torch.{function}` instead of `{op}`: the same value, with no truth value taken"
 ELEMENTWISE = (ast.BinOp, ast.Compare, ast.UnaryOp)
@@ -61,7 +61,7 @@ class LogicValueFixer:
             check_condition_pure(ctx, value, role)
             _check_shape_safe(ctx, value, role)
         torch = ctx.torch_name()
-        fixed = _combined(ctx, outer, torch)
+        fixed = condition_text(ctx, outer, torch, signatures)  # logical_and/or over the operands as they are
         groups = [group for value in speculative for group in _elementwise_groups(ctx, value)]
         text = fixed if not groups else checked_or_original(fixed, f"{BROADCASTABLE}({', '.join(groups)})", f"({ctx.code(outer)})")
         target = ctx.cst_node(function, outer, cst.BooleanOperation)
@@ -137,17 +137,6 @@ def _bool_scalar(ctx: FixContext, signatures: Signatures, node: ast.expr) -> boo
         return False
     signature = signatures.of(node)
     return signature is not None and signature.shape == SCALAR_SHAPE
-
-
-def _combined(ctx: FixContext, node: ast.expr, torch: str) -> str:
-    if not isinstance(node, ast.BoolOp):
-        return ctx.code(node)
-    function = "logical_and" if isinstance(node.op, ast.And) else "logical_or"
-    parts = [_combined(ctx, value, torch) for value in node.values]
-    result = parts[0]
-    for part in parts[1:]:
-        result = f"{torch}.{function}({result}, {part})"
-    return result
 
 
 def _elementwise_groups(ctx: FixContext, node: ast.expr) -> list[str]:
