@@ -42,6 +42,9 @@ class _Work:
     # Parameters some caller passes a tuple or list display of tensors (`(self.padding_total, extra)`):
     # evidence that outranks an annotation saying numbers (see FunctionWalker._bind_parameters).
     given_tensor_displays: set[str] = field(default_factory=set)
+    # parameters every caller passes a module attribute of a torch layer class -> that class (the
+    # walker's given_recurrent): a caller that passes something else drops the parameter
+    given_recurrent: dict[str, str] = field(default_factory=dict)
     wrapping: Wrapping | None = None  # a decorator's wrapper: what it wraps (analysis/decorators.py)
     # for a wrapper of this file's functions: those functions (its call of them is followed)
     wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = ()
@@ -270,6 +273,7 @@ class ModuleAnalysis:
         caller: str,
         line: int,
         given_tensor_displays: frozenset[str] = frozenset(),
+        given_recurrent: dict[str, str] | None = None,
     ) -> None:
         """Called by walkers for each call into a function of this module."""
         key = id(function)
@@ -282,12 +286,16 @@ class ModuleAnalysis:
             for name, kind in param_kinds.items():
                 pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
             pending.given_tensor_displays |= given_tensor_displays
+            pending.given_recurrent = {k: v for k, v in pending.given_recurrent.items() if (given_recurrent or {}).get(k) == v}
             if pending.amplifier is None:
                 pending.amplifier = amplifier
             return
         reason = f"called from `{caller}` on line {line}"
         self._push(
-            _Work(function, cls, dict(param_kinds), amplifier, False, reason, given_tensor_displays=set(given_tensor_displays), root=self._root)
+            _Work(
+                function, cls, dict(param_kinds), amplifier, False, reason,
+                given_tensor_displays=set(given_tensor_displays), given_recurrent=dict(given_recurrent or {}), root=self._root,
+            )
         )
 
     def _push(self, work: _Work) -> None:
@@ -319,6 +327,7 @@ class ModuleAnalysis:
             explicitly_compiled=work.explicit,
             param_kinds=work.param_kinds,
             given_tensor_displays=frozenset(work.given_tensor_displays),
+            given_recurrent=work.given_recurrent,
             caller_amplifier=work.amplifier,
             wrapping=work.wrapping,
             wrapped=work.wrapped,

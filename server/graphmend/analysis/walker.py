@@ -56,6 +56,7 @@ class FunctionWalker:
         explicitly_compiled: bool = False,
         param_kinds: dict[str, Kind] | None = None,
         given_tensor_displays: frozenset[str] = frozenset(),
+        given_recurrent: dict[str, str] | None = None,
         caller_amplifier: Amplifier | None = None,
         closure: dict[str, Kind] | None = None,
         self_name: str | None = None,
@@ -71,7 +72,11 @@ class FunctionWalker:
         self.is_entry = is_entry
         self.explicitly_compiled = explicitly_compiled
         self.param_kinds = param_kinds or {}
+        self._call_targets: set[int] | None = None  # ids of the calls' `func` nodes (is_call_target)
         self.given_tensor_displays = given_tensor_displays
+        # parameters every caller seen so far passes an nn.LSTM/GRU/RNN attribute -> its class
+        # (sb3-contrib's `_process_sequence(features, states, starts, self.lstm_actor)`)
+        self.given_recurrent = given_recurrent or {}
         self.given_instances = instance_params or {}  # parameters holding an instance of a class of the file
         self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
@@ -397,9 +402,16 @@ class FunctionWalker:
         return node.id not in self._rebound_mask_params
 
     def torch_module_class(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Name) and node.id in self.given_recurrent and node.id not in self._store_lines():
+            return self.given_recurrent[node.id]
         if self.evaluator.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.evaluator.self_name):
             return None
         return self.index.attr_torch_class(self.evaluator.cls, node.attr)
+
+    def is_call_target(self, node: ast.AST) -> bool:
+        if self._call_targets is None:
+            self._call_targets = {id(n.func) for n in ast.walk(self.function) if isinstance(n, ast.Call)}
+        return id(node) in self._call_targets
 
     def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
         if self.evaluator.cls is None or not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == self.evaluator.self_name):
@@ -737,9 +749,13 @@ class FunctionWalker:
         kinds = _argument_kinds(params, call, arg_kinds, kw_kinds)
         kinds.update({name: Kind.NONE for name in _defaulted_to_none(function, params, call)})
         displays: set[str] = set()
+        recurrent: dict[str, str] = {}
         for param, arg, kind in zip(params, call.args, arg_kinds):
             if isinstance(arg, ast.Starred):
                 break
+            layer = self.torch_module_class(arg)
+            if layer is not None:
+                recurrent[param.arg] = layer
             if kind is Kind.TENSORS and isinstance(arg, (ast.Tuple, ast.List)) and not all(map(self.frame_input, arg.elts)):
                 displays.add(param.arg)  # some element is computed in the graph (see frame_input)
         if not self.evaluator.dead and self._eager_site(call) and self._may_break_comprehensions():
@@ -760,8 +776,13 @@ class FunctionWalker:
             amplifier = Amplifier(
                 "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional
             )
+        for keyword in call.keywords:
+            layer = self.torch_module_class(keyword.value) if keyword.arg is not None else None
+            if layer is not None:
+                recurrent[keyword.arg or ""] = layer
         self.module.enqueue(
-            function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno, given_tensor_displays=frozenset(displays)
+            function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno,
+            given_tensor_displays=frozenset(displays), given_recurrent=recurrent,
         )
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:

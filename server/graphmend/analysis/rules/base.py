@@ -66,6 +66,10 @@ class RuleContext(Protocol):
         """(subclass, "LSTM") for each in-file subclass that sets `self.rnn` to a torch layer."""
         ...
 
+    def is_call_target(self, node: ast.AST) -> bool:
+        """`node` is what a call of the walked function calls (`self.lstm` in `self.lstm(x)`)."""
+        ...
+
     def named_mask(self, node: ast.AST) -> bool:
         """`node` reads a parameter whose name says it is a mask (`mask`, `padding_mask`) and which
         nothing declares otherwise (no annotation, no default but None) or rebinds."""

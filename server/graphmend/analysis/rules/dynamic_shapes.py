@@ -24,12 +24,19 @@ class ShapeOpRule(TensorOpRule):
 
 class NonZero(ShapeOpRule):
     code = "GM401"
-    qualnames = frozenset({"torch.nonzero", "torch.argwhere", "torch.where"})
+    # NumPy's forms too: compiled code runs them as tensor ops (torch._numpy) on any array or list,
+    # and they break as `torch.nonzero` does (measured on torch 2.13; recbole's `np.where(node ==
+    # u_input[i])`)
+    qualnames = frozenset({
+        "torch.nonzero", "torch.argwhere", "torch.where",
+        "numpy.nonzero", "numpy.argwhere", "numpy.flatnonzero", "numpy.where",
+    })
     methods = frozenset({"nonzero", "argwhere"})
+    one_argument_forms = frozenset({"torch.where", "numpy.where"})
 
     def applies(self, node: ast.Call, rest: list[ast.expr], ctx: RuleContext, function_form: bool) -> bool:
-        if function_form and ctx.qualname(node.func) == "torch.where":
-            return len(node.args) == 1 and not node.keywords  # torch.where(cond) == nonzero(as_tuple=True)
+        if function_form and ctx.qualname(node.func) in self.one_argument_forms:
+            return len(node.args) == 1 and not node.keywords  # where(cond) == nonzero(as_tuple=True)
         return True
 
 

@@ -272,23 +272,35 @@ class ModuleConstruction(Rule):
 
 
 class RecurrentModuleCall(Rule):
+    """Dynamo refuses an `nn.LSTM`/`GRU`/`RNN` as soon as it reads one, not only where it is called:
+    `self.lstm.input_size`, `m = self.lstm`, or passing `self.lstm_actor` to a helper (sb3-contrib's
+    recurrent policy) skip the function just as `self.lstm(x)` does (measured, torch 2.13)."""
+
     code = "GM518"
     effect = Effect.FRAME_SKIP
+    skips_own_frame = True  # measured: no graph at all for a forward that reads its LSTM
     callee_kinds = frozenset({Kind.MODULE})
+    node_types = (ast.Attribute, ast.Name)
     removed_by_flag = RNN_FLAG
     recurrent = frozenset({"LSTM", "GRU", "RNN"})
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        if isinstance(node, (ast.Attribute, ast.Name)):
+            if isinstance(node.ctx, ast.Load):
+                module = ctx.torch_module_class(node)
+                if module in self.recurrent and not ctx.is_call_target(node):  # a call is reported as one
+                    ctx.report(self, node, module=module, where="", action="is")
+            return
         assert isinstance(node, ast.Call)
         module = ctx.torch_module_class(node.func)
         if module in self.recurrent:
-            ctx.report(self, node, module=module, where="")
+            ctx.report(self, node, module=module, where="", action="calls")
             return
         # a base class's forward calling what a subclass sets up (timm's LSTM2d(RNN2dBase))
         subclasses = [(name, layer) for name, layer in ctx.subclass_torch_module_classes(node.func) if layer in self.recurrent]
         if subclasses:
             names = ", ".join(f"`{name}`" for name, _ in subclasses[:3])
-            ctx.report(self, node, module=subclasses[0][1], where=f" in instances of {names}, which set it")
+            ctx.report(self, node, module=subclasses[0][1], where=f" in instances of {names}, which set it", action="calls")
 
 
 class ComprehensionInEagerFunction(Rule):

@@ -228,12 +228,13 @@ def _check_flag_removes_breaks(ctx: FixContext, flag: str) -> None:
 
 
 def _recurrent_classes(ctx: FixContext, finding: Finding) -> set[str]:
-    """`self.rnn(x)` -> {"LSTM"} when the class (or an in-file base) sets `self.rnn = nn.LSTM(...)`,
-    and the layers in-file subclasses set it to (timm's LSTM2d(RNN2dBase))."""
-    call = ctx.node_for(finding, (ast.Call,))
-    function = ctx.function_of(call) if call is not None else None
+    """`self.rnn(x)` (or a read of `self.rnn`) -> {"LSTM"} when the class (or an in-file base) sets
+    `self.rnn = nn.LSTM(...)`, and the layers in-file subclasses set it to (timm's LSTM2d(RNN2dBase))."""
+    node = ctx.node_for(finding, (ast.Call, ast.Attribute))
+    attribute = node.func if isinstance(node, ast.Call) else node
+    function = ctx.function_of(node) if node is not None else None
     owner = ctx.index.owner.get(id(function)) if function is not None else None
-    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and owner is not None):
+    if not (isinstance(attribute, ast.Attribute) and owner is not None):
         return set()
-    own = ctx.index.attr_torch_class(owner, call.func.attr)
-    return ({own} if own else set()) | {layer for _, layer in ctx.index.subclass_torch_classes(owner, call.func.attr)}
+    own = ctx.index.attr_torch_class(owner, attribute.attr)
+    return ({own} if own else set()) | {layer for _, layer in ctx.index.subclass_torch_classes(owner, attribute.attr)}
