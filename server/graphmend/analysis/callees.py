@@ -32,6 +32,9 @@ class CalleeResolver:
         self._text = text  # the function's source, for a quick test before the walk of function_aliases
         self.evaluator = evaluator
         self.instance_classes: dict[str, tuple[str, ...]] = {}  # local -> in-file classes it may hold
+        # locals bound to an object this function constructs (`solver = SOLVERS[method](...)`):
+        # dynamo has no source for such an object (see built_here)
+        self.built_locals: set[str] = set()
         # local display of instances -> their classes, and whether iterating it gives them (not a dict)
         self.container_classes: dict[str, tuple[tuple[str, ...], bool]] = {}
         self.function = function
@@ -75,11 +78,14 @@ class CalleeResolver:
         if isinstance(func, ast.Attribute):
             owners = self._instance_classes(func.value)
             if owners:
-                found = []
+                found: list[Callee] = []
                 for owner in owners:
                     method = index.method(owner, func.attr)
                     if method is not None:
-                        found.append((method, index.owner.get(id(method)), not _is_staticmethod(method)))
+                        # walked as the instance's class, so that the `self.<method>(...)` calls of
+                        # an inherited method reach the subclass's overrides (torchdiffeq's base
+                        # `integrate` calls `self._advance`, which only its RK subclass defines)
+                        found.append((method, owner, not _is_staticmethod(method)))
                 return found
         if isinstance(func, ast.Name) and func.id in self.evaluator.env and func.id not in self.evaluator.local_imports:
             chosen = self.function_aliases().get(func.id, ())
@@ -198,6 +204,30 @@ class CalleeResolver:
             return self.evaluator.index.attr_classes_of(self.evaluator.cls, value.attr)
         return self.evaluator.instance_classes_of(value)  # `module.spec` in a hook the module registers on itself
 
+    def built_here(self, call: ast.Call) -> bool:
+        """`call` is a method call on an object of a plain class (not an nn.Module) that this
+        function constructs: a local bound to `Cls(...)` or `REGISTRY[key](...)`, or the
+        construction itself (`Cls(...).run(x)`)."""
+        func = call.func
+        if not isinstance(func, ast.Attribute):
+            return False
+        receiver = func.value
+        if isinstance(receiver, ast.Name) and receiver.id in self.built_locals:
+            classes = self._infos(self.instance_classes.get(receiver.id, ()))
+        elif isinstance(receiver, ast.Call):
+            constructed = self._constructed_class(receiver)
+            classes = [constructed] if constructed is not None else self._infos(self._registry_of(receiver.func) or ())
+        else:
+            return False
+        return bool(classes) and not any(info.is_module for info in classes)
+
+    def _registry_of(self, func: ast.expr) -> tuple[str, ...] | None:
+        """`SOLVERS[method]` where `SOLVERS` is a module-level registry of in-file classes
+        (ModuleIndex.class_registries) that the walked function does not rebind: the classes."""
+        if not (isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name)) or func.value.id in self.evaluator.env:
+            return None
+        return self.evaluator.index.class_registries.get(func.value.id)
+
     def bind_instances(self, target: ast.expr, value: ast.expr, iterating: bool) -> None:
         """Remember which locals hold instances of in-file classes (for method calls on them)."""
         if isinstance(target, (ast.Tuple, ast.List)) and iterating and isinstance(value, ast.Call):
@@ -213,6 +243,7 @@ class CalleeResolver:
         if not isinstance(target, ast.Name):
             return
         found: list[ClassInfo] = []
+        self.built_locals.discard(target.id)
         if iterating:
             container = value.value if isinstance(value, ast.Subscript) else value  # self.layers[:n]
             if (
@@ -227,6 +258,11 @@ class CalleeResolver:
         elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id not in self.evaluator.env:
             info = self.evaluator.index.classes.get(value.func.id)
             found = [info] if info is not None else []
+            if found:
+                self.built_locals.add(target.id)
+        elif isinstance(value, ast.Call) and self._registry_of(value.func) is not None:
+            found = self._infos(self._registry_of(value.func) or ())  # SOLVERS[method](func=func, y0=y0)
+            self.built_locals.add(target.id)
         else:
             found = self._instance_classes(value) or self._infos(self._element_classes(value, iterating=False))
         if found:

@@ -98,6 +98,8 @@ class ModuleAnalysis:
         # calls of a function of this module made in the arguments of a C tensor method call
         # (`x.masked_fill(make_pad_mask(...), 0)`): (method call, helper call, its walker, helper)
         self._method_argument_calls: list[tuple[ast.Call, ast.Call, FunctionWalker, int]] = []
+        self._built_object_calls: list[tuple[ast.Call, FunctionWalker, list[int]]] = []
+        self._breaks_memo: dict[int, bool] = {}
         self._callees: dict[int, set[int]] = {}  # id() of a walked function -> those it calls here
         self._breaking: set[int] = set()  # id() of the walked functions with a break of their own
         self._walking: int | None = None  # id() of the function being walked
@@ -137,6 +139,7 @@ class ModuleAnalysis:
             caller.eager_comprehension_breaks()
         self._walking = None
         self._resumed_method_breaks()
+        self._built_object_breaks()
         self.findings = mark_latent(self.findings)
         return self.findings
 
@@ -184,6 +187,33 @@ class ModuleAnalysis:
             instance_params=instances,
         )
 
+    def note_built_object_call(self, call: ast.Call, caller: FunctionWalker, functions: list[ast.FunctionDef]) -> None:
+        """`call` runs a method of an object the caller constructed (see _built_object_breaks)."""
+        self._built_object_calls.append((call, caller, [id(f) for f in functions]))
+
+    def _built_object_breaks(self) -> None:
+        """A method that breaks, called on an object the compiled code itself constructed
+        (torchdiffeq's `solver = SOLVERS[method](...)` then `solver.integrate(t)`): to resume after
+        the break dynamo must rebuild the bound method, and it has no source for an object made
+        while tracing ("Reconstruction failure"), so it gives up on the calling function as well
+        (measured on torch 2.13: the method's own break is reported too; an object passed in or
+        held by `self` has a source and the caller resumes as usual)."""
+        rule = self.rules.by_code.get("GM528")
+        if rule is None or not self._built_object_calls:
+            return
+        for call, caller, functions in self._built_object_calls:
+            if any(self._breaks_under(function) for function in functions):
+                assert isinstance(call.func, ast.Attribute)
+                caller.report(rule, call, method=call.func.attr, receiver=caller.snippet(call.func.value))
+
+    def _breaks_under(self, function: int) -> bool:
+        """Whether something in `function`, or in what it calls, breaks (memoised)."""
+        memo = self._breaks_memo
+        if function not in memo:
+            memo[function] = False  # a recursive helper asks again while this runs
+            memo[function] = function in self._breaking or any(self._breaks_under(c) for c in self._callees.get(function, ()))
+        return memo[function]
+
     def note_method_argument_call(self, method_call: ast.Call, call: ast.Call, caller: FunctionWalker, function: ast.FunctionDef) -> None:
         """`call` of `function` is made in the arguments of the C tensor method `method_call`
         (see _resumed_method_breaks)."""
@@ -199,16 +229,8 @@ class ModuleAnalysis:
         rule = self.rules.by_code.get("GM524")
         if rule is None or not self._method_argument_calls:
             return
-        memo: dict[int, bool] = {}
-
-        def breaks(function: int) -> bool:
-            if function not in memo:
-                memo[function] = False  # a recursive helper asks again while this runs
-                memo[function] = function in self._breaking or any(breaks(c) for c in self._callees.get(function, ()))
-            return memo[function]
-
         for method_call, call, caller, function in self._method_argument_calls:
-            if breaks(function) and _evaluated_with(call, method_call):
+            if self._breaks_under(function) and _evaluated_with(call, method_call):
                 assert isinstance(method_call.func, ast.Attribute)
                 helper = caller.snippet(call.func)
                 caller.report(rule, method_call, method=method_call.func.attr, helper=helper)

@@ -32,6 +32,7 @@ def complete_index(index: ModuleIndex, tree: ast.Module, source: str = "") -> No
 def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
     evaluator = Evaluator(index)
     instances: dict[str, str | None] = {}  # None: bound more than once, or to something else too
+    registries: dict[str, tuple[str, ...] | None] = {}  # the same, for displays of classes
     for stmt in walk_top_level(tree.body):
         for target in stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]:
             if isinstance(target, ast.Name):
@@ -39,6 +40,8 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
                 cls = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
                 known = cls if cls in index.classes and target.id not in instances else None
                 instances[target.id] = known
+                listed = _listed_classes(index, value)
+                registries[target.id] = listed if listed and target.id not in registries else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             name, value = stmt.targets[0].id, stmt.value
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
@@ -51,6 +54,21 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
         if kind is not Kind.UNKNOWN:
             index.global_kinds[name] = kind
     index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
+    index.class_registries = {name: classes for name, classes in registries.items() if classes is not None}
+
+
+def _listed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
+    """The in-file classes a dict, list or tuple display names as its values, where it holds
+    nothing else (`{'bosh3': Bosh3Solver, 'dopri5': Dopri5Solver}`); None otherwise."""
+    if isinstance(value, ast.Dict) and all(key is not None for key in value.keys):
+        elements = value.values
+    elif isinstance(value, (ast.List, ast.Tuple)):
+        elements = value.elts
+    else:
+        return None
+    if not elements or not all(isinstance(e, ast.Name) and e.id in index.classes for e in elements):
+        return None
+    return tuple(dict.fromkeys(e.id for e in elements if isinstance(e, ast.Name)))
 
 
 def instance_container(index: ModuleIndex, name: str) -> tuple[tuple[str, ...], bool] | None:

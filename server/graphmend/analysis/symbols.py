@@ -121,6 +121,10 @@ class ModuleIndex:
     global_kinds: dict[str, Kind] = field(default_factory=dict)
     # module-level names bound once to an instance of an in-file class (`SPEC = Bounds(...)`)
     global_instances: dict[str, str] = field(default_factory=dict)
+    # module-level names bound once to a dict, list or tuple display of in-file classes (a registry:
+    # torchdiffeq's `SOLVERS = {'bosh3': Bosh3Solver, ...}`) -> those classes: calling an element
+    # (`SOLVERS[method](...)`) constructs one of them
+    class_registries: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # names bound once in the file (in any scope) to a dict, list or tuple display whose every value
     # constructs an in-file class (`metrics = {1: Accuracy(), 2: Accuracy(top_k=2)}`) -> the classes
     # an element may be and whether iterating the display gives them (a list or tuple, not a dict);

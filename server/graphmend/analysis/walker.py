@@ -711,6 +711,8 @@ class FunctionWalker:
             self.module.resolved_calls[id(call)] = [function for function, _cls, _bound in callees]
         for function, cls, bound in callees:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
+        if callees and not self.evaluator.dead and self.callees.built_here(call):
+            self.module.note_built_object_call(call, self, [function for function, _cls, _bound in callees])
         self._narrow_checked_arguments(call, callees)
 
     def _narrow_checked_arguments(self, call: ast.Call, callees: list[tuple[ast.FunctionDef, ClassInfo | None, bool]]) -> None:

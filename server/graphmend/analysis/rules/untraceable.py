@@ -319,6 +319,16 @@ class ResumedTensorMethod(Rule):
     code = "GM524"
 
 
+class MethodOfObjectBuiltWhileTracing(Rule):
+    """Reported by ModuleAnalysis once every function is walked (no hook): a method that breaks,
+    called on an object of a plain class the compiled code constructs (see
+    ModuleAnalysis._built_object_breaks)."""
+
+    code = "GM528"
+    effect = Effect.FRAME_SKIP
+    skips_own_frame = True
+
+
 class RequiresGradSet(Rule):
     """`p.requires_grad = flag` on a tensor (BYOL's `set_requires_grad(model, False)` over
     `model.parameters()`): dynamo does not trace the attribute's setter. Measured on torch 2.13 for
