@@ -23,6 +23,7 @@ from .kinds import Kind, join
 from .latent import mark_latent
 from .regions import Entry, find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
+from .rules.untraceable import RECURRENT_READ_TYPES, RecurrentModuleCall
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
 from .tensors import passed_arguments
@@ -70,6 +71,11 @@ class ModuleAnalysis:
         self.index = index
         self.rules = rules
         self.hooked_types = frozenset(rules.by_type) | (frozenset({ast.Call}) if rules.has_call_rules else frozenset())
+        # Names and attributes are the commonest nodes, and only GM518 looks at them, for reads
+        # of a recurrent layer: functions that can hold none are walked without those hooks
+        # (FunctionWalker), which keeps `graphmend check` within its budget against ruff.
+        only_recurrent = all(isinstance(rule, RecurrentModuleCall) for t in RECURRENT_READ_TYPES for rule in rules.by_type.get(t, ()))
+        self.hooked_types_without_reads = self.hooked_types - RECURRENT_READ_TYPES if only_recurrent else self.hooked_types
         self.config = config
         self.strict = strict
         self.keep_kinds = keep_kinds

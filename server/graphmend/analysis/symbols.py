@@ -277,6 +277,20 @@ class ModuleIndex:
         """`self.<name> = nn.LSTM(...)` in the class or an in-file base -> "LSTM"."""
         return self._inherited(cls, lambda info: info.attr_torch_classes, name, set())
 
+    def holds_torch_class(self, cls: ClassInfo, layers: frozenset[str]) -> bool:
+        """Whether the class or an in-file base sets some `self.<name>` to one of `layers`."""
+        seen: set[str] = set()
+        pending = [cls]
+        while pending:
+            info = pending.pop()
+            if info.name in seen:
+                continue
+            seen.add(info.name)
+            if any(layer in layers for layer in info.attr_torch_classes.values()):
+                return True
+            pending += [self.classes[base] for base in info.local_bases if base in self.classes]
+        return False
+
     def subclass_torch_classes(self, cls: ClassInfo, name: str) -> list[tuple[str, str]]:
         """(subclass, "LSTM") for each in-file subclass of `cls` whose `self.<name>` is a torch
         layer: timm's `LSTM2d(RNN2dBase)` sets the `rnn_v` that the base's `forward` calls."""

@@ -28,6 +28,7 @@ from .decorators import Wrapping
 from .kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
+from .rules.untraceable import RECURRENT_LAYERS
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
 from .tensors import TENSOR_CLASSES, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, takes_tensor_argument, unpack_kind
 
@@ -65,7 +66,10 @@ class FunctionWalker:
         instance_params: dict[str, ClassInfo] | None = None,
     ) -> None:
         # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
-        self.evaluator = Evaluator(module.index, dict(closure or {}), cls, self_name, observer=self, hooked_types=module.hooked_types)
+        # Reads of names and attributes matter only where a recurrent layer may be read (GM518).
+        reads = bool(given_recurrent) or (cls is not None and module.index.holds_torch_class(cls, RECURRENT_LAYERS))
+        hooked = module.hooked_types if reads else module.hooked_types_without_reads
+        self.evaluator = Evaluator(module.index, dict(closure or {}), cls, self_name, observer=self, hooked_types=hooked)
         self.module = module
         self.function = function
         self.function_name = qualified_name
@@ -711,7 +715,10 @@ class FunctionWalker:
             self.module.resolved_calls[id(call)] = [function for function, _cls, _bound in callees]
         for function, cls, bound in callees:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
-        if callees and not self.evaluator.dead and self.callees.built_here(call):
+        if callees and not self.evaluator.dead and isinstance(func, ast.Attribute) and self.callees.built_here(call) and not self.frame_input(func.value):
+            # an object built before a break of this function reaches the resumed code as one of
+            # its inputs, which dynamo can rebuild (kdiffusion's `pid`, built before a `while` on a
+            # tensor): only one built in the same graph is without a source
             self.module.note_built_object_call(call, self, [function for function, _cls, _bound in callees])
         self._narrow_checked_arguments(call, callees)
 

@@ -271,6 +271,10 @@ class ModuleConstruction(Rule):
     effect = Effect.FRAME_SKIP
 
 
+RECURRENT_LAYERS = frozenset({"LSTM", "GRU", "RNN"})
+RECURRENT_READ_TYPES: frozenset[type] = frozenset({ast.Attribute, ast.Name})
+
+
 class RecurrentModuleCall(Rule):
     """Dynamo refuses an `nn.LSTM`/`GRU`/`RNN` as soon as it reads one, not only where it is called:
     `self.lstm.input_size`, `m = self.lstm`, or passing `self.lstm_actor` to a helper (sb3-contrib's
@@ -280,9 +284,9 @@ class RecurrentModuleCall(Rule):
     effect = Effect.FRAME_SKIP
     skips_own_frame = True  # measured: no graph at all for a forward that reads its LSTM
     callee_kinds = frozenset({Kind.MODULE})
-    node_types = (ast.Attribute, ast.Name)
+    node_types = tuple(RECURRENT_READ_TYPES)
     removed_by_flag = RNN_FLAG
-    recurrent = frozenset({"LSTM", "GRU", "RNN"})
+    recurrent = RECURRENT_LAYERS
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         if isinstance(node, (ast.Attribute, ast.Name)):
