@@ -260,8 +260,8 @@ class CalleeResolver:
             found = [info] if info is not None else []
             if found:
                 self.built_locals.add(target.id)
-        elif isinstance(value, ast.Call) and self._registry_of(value.func) is not None:
-            found = self._infos(self._registry_of(value.func) or ())  # SOLVERS[method](func=func, y0=y0)
+        elif isinstance(value, ast.Call) and (registered := self._registry_of(value.func)) is not None:
+            found = self._infos(registered)  # SOLVERS[method](func=func, y0=y0)
             self.built_locals.add(target.id)
         else:
             found = self._instance_classes(value) or self._infos(self._element_classes(value, iterating=False))

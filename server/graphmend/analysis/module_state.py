@@ -60,15 +60,20 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
 def _listed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
     """The in-file classes a dict, list or tuple display names as its values, where it holds
     nothing else (`{'bosh3': Bosh3Solver, 'dopri5': Dopri5Solver}`); None otherwise."""
-    if isinstance(value, ast.Dict) and all(key is not None for key in value.keys):
-        elements = value.values
-    elif isinstance(value, (ast.List, ast.Tuple)):
-        elements = value.elts
-    else:
-        return None
+    elements = _display_values(value)
     if not elements or not all(isinstance(e, ast.Name) and e.id in index.classes for e in elements):
         return None
     return tuple(dict.fromkeys(e.id for e in elements if isinstance(e, ast.Name)))
+
+
+def _display_values(value: ast.expr | None) -> list[ast.expr]:
+    """The values of a dict display (none if it unpacks `**other`), or the elements of a list or
+    tuple display; none for anything else."""
+    if isinstance(value, ast.Dict):
+        return value.values if all(key is not None for key in value.keys) else []
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return value.elts
+    return []
 
 
 def instance_container(index: ModuleIndex, name: str) -> tuple[tuple[str, ...], bool] | None:
@@ -137,14 +142,8 @@ def _bindings(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None]]:
 def constructed_classes(index: ModuleIndex, value: ast.expr | None) -> tuple[str, ...] | None:
     """The in-file classes a dict, list or tuple display constructs, where it only holds
     constructions of them (`{"a": Head(2), "b": Head(3)}`); None otherwise."""
-    if isinstance(value, ast.Dict):
-        elements = value.values if all(key is not None for key in value.keys) else []
-    elif isinstance(value, (ast.List, ast.Tuple)):
-        elements = value.elts
-    else:
-        return None
     names: list[str] = []
-    for element in elements:
+    for element in _display_values(value):
         if not (isinstance(element, ast.Call) and isinstance(element.func, ast.Name) and element.func.id in index.classes):
             return None
         if element.func.id not in names:
