@@ -44,7 +44,8 @@ FALSE_CONSTANT_NAMES = frozenset({"TYPE_CHECKING", "typing.TYPE_CHECKING"})
 TRUE_WHEN_FIXED_NAMES = frozenset(
     {"_graphmend_product_keeps", "_graphmend_same_type", "_graphmend_one_value", "_graphmend_mask_selects_alike", "_graphmend_mask_selects_rows", "_graphmend_mask_spans",
      "_graphmend_lengths_fit", "_graphmend_mask_adds_rows", "_graphmend_holds_values",
-     "_graphmend_stackable", "_graphmend_broadcast_free", "_graphmend_compares_in_tensor", "_graphmend_floating", "_graphmend_complement_keeps", "_graphmend_counts_fit", "_graphmend_broadcastable"}
+     "_graphmend_stackable", "_graphmend_broadcast_free", "_graphmend_compares_in_tensor", "_graphmend_floating", "_graphmend_complement_keeps", "_graphmend_counts_fit", "_graphmend_broadcastable",
+     "_graphmend_has_dtype"}
 )
 
 QualnameFn = Callable[[ast.AST], "str | None"]

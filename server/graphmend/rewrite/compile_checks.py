@@ -132,6 +132,20 @@ def {name}(*values):
     )
 '''
 
+HAS_DTYPE = "_graphmend_has_dtype"
+assert HAS_DTYPE in TRUE_WHEN_FIXED_NAMES
+
+_HAS_DTYPE_TEXT = '''
+
+def {name}(tensor, dtype):
+    """Whether `tensor` has `dtype` already, so binding `dtype = tensor.dtype` changes nothing.
+
+    Added by GraphMend: decided from dtypes only, so under torch.compile it is settled while
+    tracing and costs no graph break; where it is False the original test runs.
+    """
+    return tensor.dtype == dtype
+'''
+
 BROADCAST_FREE = "_graphmend_broadcast_free"
 assert BROADCAST_FREE in TRUE_WHEN_FIXED_NAMES
 
@@ -519,6 +533,7 @@ _TEXTS = {
     COUNTS_FIT: _COUNTS_FIT_TEXT,
     BROADCASTABLE: _BROADCASTABLE_TEXT,
     SAME_TYPE: _SAME_TYPE_TEXT,
+    HAS_DTYPE: _HAS_DTYPE_TEXT,
     ONE_VALUE: _ONE_VALUE_TEXT,
     BROADCAST_FREE: _BROADCAST_FREE_TEXT,
     HOLDS_VALUES: _HOLDS_VALUES_TEXT,

@@ -15,7 +15,11 @@ made the same change by hand (`apply_mask_to_padding_states`).
 A mask derived by slicing, unsqueeze, view/reshape, transpose, permute or a cast is all ones when
 the mask is, so the body may multiply by such a view. Each statement of the body must be such a
 product assigned back to the tensor it multiplies (optionally cast back with `.to(x.dtype)`), or a
-binding of that tensor's dtype used only there.
+binding of that tensor's dtype. A dtype name read after the `if` too (zamba2's mamba mixer: `dtype
+= input_states.dtype` first, `dtype = hidden_states.dtype` in the branch, `out_proj(y.to(dtype))` at
+the end) would change if bound every time, unless it already holds that dtype: where it was bound
+to a dtype on every path before the `if`, the check below also requires `_graphmend_has_dtype(hidden_states,
+dtype)` (known while tracing), so the binding gives `dtype` the value it holds already.
 
 Nothing is assumed: the product is exact only when the mask broadcasts into the tensor without
 enlarging it and does not widen its dtype, and a mask that requires grad would now get a gradient
@@ -50,11 +54,12 @@ import libcst as cst
 
 from ...findings import Finding
 from ...quoting import excerpt
-from ..compile_checks import COMPLEMENT_KEEPS, PRODUCT_KEEPS, helper_edits
+from ..compile_checks import COMPLEMENT_KEEPS, HAS_DTYPE, PRODUCT_KEEPS, helper_edits
 from ..context import FixContext
 from ..flow import changed_in_place_after, parameter_names, reaching_definition, read_after
 from ..model import DeclineError, Fix, Safety
 from ..purity import check_pure
+from ..signatures import DTYPE_NAMES
 from .conditions import tensor_logic
 
 # Methods whose result is all ones wherever their receiver is (views, layout changes, casts).
@@ -74,6 +79,15 @@ class _Update:
     target: str
     cast_back: bool  # the product is cast back to the target's own dtype
     factor: ast.expr  # the mask, or the view of it, that multiplies the target (in `1 - view`, the view)
+
+
+@dataclass(frozen=True)
+class _SameDtype:
+    """`name = tensor.dtype` in the branch, with `name` read after the `if`: bound every time, it
+    keeps its value only where `tensor.dtype == name` already (a condition the check adds)."""
+
+    name: str
+    tensor: str
 
 
 @dataclass(frozen=True)
@@ -99,16 +113,19 @@ class MaskCheckFixer:
         if statement.orelse:
             raise DeclineError("mask-check-else", "the `if` has an else branch: skipping the test would drop it")
         updates = [_update(ctx, stmt, mask_test, statement) for stmt in statement.body]
-        products = [u for u in updates if u is not None]
+        products = [u for u in updates if isinstance(u, _Update)]
         if not products:
             raise DeclineError("not-identity", "the branch does not multiply anything by the mask")
         for target in dict.fromkeys(p.target for p in products):
             _check_not_changed_in_place(ctx, function, statement, target)
-        test = _checked_test(ctx, statement, mask_test, products)
+        same_dtypes = [u for u in updates if isinstance(u, _SameDtype)]
+        test = _checked_test(ctx, statement, mask_test, products, same_dtypes)
         if_node = ctx.cst_node(function, statement, cst.If)
         assert isinstance(if_node, cst.If)
         helper = COMPLEMENT_KEEPS if mask_test.complement else PRODUCT_KEEPS
         edits = [ctx.rewrite(function, {if_node: if_node.with_changes(test=cst.parse_expression(test))}), *helper_edits(ctx, helper)]
+        if same_dtypes:
+            edits += helper_edits(ctx, HAS_DTYPE)
         return Fix(finding, _title(mask_test, products), Safety.SAFE, tuple(edits))
 
 
@@ -180,10 +197,10 @@ def _compared_with_one(node: ast.expr, operator: type) -> str | None:
     return None
 
 
-def _update(ctx: FixContext, stmt: ast.stmt, mask_test: _MaskTest, check: ast.If) -> _Update | None:
+def _update(ctx: FixContext, stmt: ast.stmt, mask_test: _MaskTest, check: ast.If) -> _Update | _SameDtype | None:
     """A product by the mask assigned back (`x = x * mask...`; `x = x * (1 - mask...)` for a test
-    that the mask marks anything), or None for a dtype binding that only the products use.
-    Anything else declines."""
+    that the mask marks anything), None for a dtype binding that only the products use, or a
+    `_SameDtype` for one read after the `if` too. Anything else declines."""
     mask = mask_test.mask
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         if isinstance(stmt, ast.AugAssign):
@@ -194,7 +211,7 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask_test: _MaskTest, check: ast.If
         raise DeclineError("not-identity", f"the branch reassigns the mask `{mask}`")
     if isinstance(value, ast.Attribute) and value.attr == "dtype" and isinstance(value.value, ast.Name):
         if read_after(ctx, check, target):
-            raise DeclineError("binds-used-name", f"`{target}` is read after the `if`: binding it every time would change it")
+            return _same_dtype(ctx, stmt, check, target, value.value.id)
         return None
     cast_back = False
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in ("to", "type_as"):
@@ -213,6 +230,34 @@ def _update(ctx: FixContext, stmt: ast.stmt, mask_test: _MaskTest, check: ast.If
             return _Update(target, cast_back, view)
     factor = f"`1 - {mask}` or a view of it" if mask_test.complement else f"the mask `{mask}` or a view of it"
     raise DeclineError("not-identity", f"`{ctx.excerpt(value, 50)}` does not multiply `{target}` by {factor}")
+
+
+def _same_dtype(ctx: FixContext, stmt: ast.Assign, check: ast.If, name: str, tensor: str) -> _SameDtype:
+    """`name = tensor.dtype` bound every time keeps `name`'s value where the check finds
+    `tensor.dtype == name`: only if `name` holds a dtype on every path to the `if` (the check reads
+    it first: an unbound name would raise, another object would not compare as a dtype) and
+    `tensor` is still, at that binding, the tensor the check reads."""
+    bound = reaching_definition(ctx, check, name)
+    if not _is_dtype_value(ctx, bound):
+        raise DeclineError(
+            "binds-used-name",
+            f"`{name}` is read after the `if` and is not bound to a dtype before it: binding it every time would change it",
+        )
+    if _assigns_between(check.body, check.body[0], stmt, tensor) or (check.body[0] is not stmt and _assigns_target(check.body[0], tensor)):
+        raise DeclineError("binds-used-name", f"`{name}` is read after the `if`, and `{tensor}` changes in the branch before its dtype is read")
+    return _SameDtype(name, tensor)
+
+
+def _is_dtype_value(ctx: FixContext, node: ast.expr | None) -> bool:
+    """`x.dtype` or `torch.float32` (under whatever name torch is imported)."""
+    if isinstance(node, ast.Attribute) and node.attr == "dtype":
+        return True
+    name = ctx.qualname(node) if isinstance(node, ast.Attribute) else None
+    return name is not None and name.startswith("torch.") and name[len("torch.") :] in DTYPE_NAMES
+
+
+def _assigns_target(stmt: ast.stmt, name: str) -> bool:
+    return isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in stmt.targets)
 
 
 def _one_minus(node: ast.expr) -> ast.expr | None:
@@ -303,13 +348,15 @@ def _check_not_changed_in_place(ctx: FixContext, function: ast.AST, check: ast.I
         raise DeclineError("in-place", f"`{name}` is changed in place after the check (`{excerpt(ctx.code(change).splitlines()[0], 40)}`): the product is a new tensor")
 
 
-def _checked_test(ctx: FixContext, check: ast.If, mask_test: _MaskTest, products: list[_Update]) -> str:
+def _checked_test(ctx: FixContext, check: ast.If, mask_test: _MaskTest, products: list[_Update], same_dtypes: list[_SameDtype]) -> str:
     """`prefix and (keeps(x, view) and ... or <the original mask test>)` (`or` for an `or`
-    chain): the mask test runs only where the shapes and dtypes do not prove the product exact."""
+    chain): the mask test runs only where the shapes and dtypes do not prove the product exact
+    (and, for a dtype name read after the `if`, where it does not already hold that dtype)."""
     helper = COMPLEMENT_KEEPS if mask_test.complement else PRODUCT_KEEPS
     checks = list(
         dict.fromkeys(f"{helper}({p.target}, {ctx.code(p.factor)}{'' if not p.cast_back else ', same_dtype=False'})" for p in products)
     )
+    checks += list(dict.fromkeys(f"{HAS_DTYPE}({d.tensor}, {d.name})" for d in same_dtypes))
     test = check.test
     operands = test.values if isinstance(test, ast.BoolOp) else [test]
     joiner = " or " if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) else " and "
