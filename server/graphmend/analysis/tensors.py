@@ -1061,6 +1061,8 @@ def torch_function_kind(name: str, call: ast.Call, arg_kinds: list[Kind], qualna
         return Kind.SCALAR
     if leaf in ("tensor", "as_tensor") and call.args and isinstance(call.args[0], ast.Constant):
         return tensor_kind(boolean=isinstance(call.args[0].value, bool) or boolean, scalar=True)
+    if leaf in ("tensor", "as_tensor") and call.args and _dtype_keyword(call, qualname) is None and _bool_display(call.args[0]):
+        return Kind.BOOL  # `torch.tensor([True], device=d)`: torch infers torch.bool (torchmetrics' `_find_repeats`)
     tensor_args = [k for k in arg_kinds if k in TENSOR_KINDS]
     scalar = bool(tensor_args) and all(k in SCALAR_KINDS for k in tensor_args) and leaf in ELEMENTWISE
     return tensor_kind(boolean=boolean, scalar=scalar)
@@ -1186,6 +1188,69 @@ def _passed_through(function: ast.FunctionDef, count: int) -> tuple[str | None, 
         return (None,) * count
     rebound = _rebinding_values(function)
     return tuple(name if name is not None and all(_keeps_kind(v, name) for v in rebound.get(name, ())) else None for name in names)
+
+
+def _bool_display(node: ast.expr) -> bool:
+    """A list or tuple display, nested or not, of `True`/`False` literals only: the data from which
+    `torch.tensor` infers the dtype torch.bool."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool)
+    return isinstance(node, (ast.List, ast.Tuple)) and bool(node.elts) and all(_bool_display(e) for e in node.elts)
+
+
+def plain_assignments(function: ast.AST) -> dict[str, list[ast.expr] | None]:
+    """The values each local name of `function` is assigned, where every binding of the name is a
+    plain `name = value`; None for a name also bound another way (a loop target, an unpacking, an
+    augmented assignment, a `with ... as`), whose values this cannot list."""
+    values: dict[str, list[ast.expr] | None] = {}
+    plain: set[int] = set()
+    nodes = own_nodes(function)
+    for node in nodes:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    plain.add(id(target))
+                    known = values.setdefault(target.id, [])
+                    if known is not None:
+                        known.append(node.value)
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in plain:
+            values[node.id] = None
+    return values
+
+
+_NOT_ELEMENTWISE_COMPARISONS = (ast.Is, ast.IsNot, ast.In, ast.NotIn)
+
+
+def compared_names(node: ast.AST, assigned: dict[str, list[ast.expr] | None], depth: int = 0) -> frozenset[str] | None:
+    """The names whose values `node` compares, where `node` is built of elementwise comparisons
+    only: a comparison (`labels == 0`), `&`/`|`/`^`/`~` of such, or a local name every assignment
+    (`assigned`, from plain_assignments) of which is one (`valid = (num != 0) & (den != 0)`).
+    None where it is anything else. Of tensors or arrays such a value is a boolean mask whatever
+    the operands' kinds the inference knows; of Python values it is a bool."""
+    if depth > 8:
+        return None  # a name built from itself (`m = m & (x > 0)`): give up rather than loop
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+        if any(isinstance(op, _NOT_ELEMENTWISE_COMPARISONS) for op in node.ops) or any(_is_text(o) for o in operands):
+            return None
+        return frozenset(o.id for o in operands if isinstance(o, ast.Name))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+        return compared_names(node.operand, assigned, depth + 1)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _BOOL_PRESERVING_OPS):
+        left = compared_names(node.left, assigned, depth + 1)
+        right = compared_names(node.right, assigned, depth + 1)
+        return left | right if left is not None and right is not None else None
+    values = assigned.get(node.id) if isinstance(node, ast.Name) else None
+    if not values:
+        return None
+    found: frozenset[str] = frozenset()
+    for value in values:
+        names = compared_names(value, assigned, depth + 1)
+        if names is None:
+            return None
+        found |= names
+    return found
 
 
 def own_nodes(function: ast.AST) -> list[ast.AST]:

@@ -30,7 +30,18 @@ from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .rules.untraceable import RECURRENT_LAYERS
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
-from .tensors import TENSOR_CLASSES, Evaluator, binop_kind, element_kind, moves_only, passed_arguments, takes_tensor_argument, unpack_kind
+from .tensors import (
+    TENSOR_CLASSES,
+    Evaluator,
+    binop_kind,
+    compared_names,
+    element_kind,
+    moves_only,
+    passed_arguments,
+    plain_assignments,
+    takes_tensor_argument,
+    unpack_kind,
+)
 
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
@@ -98,6 +109,7 @@ class FunctionWalker:
         self._arm_exits: list[tuple[int, int]] = []
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
         self._rebound_mask_params: set[str] | None = None
+        self._plain_assignments: dict[str, list[ast.expr] | None] | None = None  # see compared_names
         self.caller_amplifier = caller_amplifier
         self.amplifiers: list[Amplifier] = []
         self.arms: list[tuple[int, int]] = []  # lines of the `if`/`match` arms of undecided tests the walk is inside
@@ -404,6 +416,11 @@ class FunctionWalker:
                 if isinstance(n, ast.Name) and n.id in self.mask_params and not isinstance(n.ctx, ast.Load) and id(n) not in moved
             }
         return node.id not in self._rebound_mask_params
+
+    def compared_names(self, node: ast.AST) -> frozenset[str] | None:
+        if self._plain_assignments is None:  # once per function, and only where an index needs it
+            self._plain_assignments = plain_assignments(self.function)
+        return compared_names(node, self._plain_assignments)
 
     def torch_module_class(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name) and node.id in self.given_recurrent and node.id not in self._store_lines():

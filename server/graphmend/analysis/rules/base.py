@@ -75,6 +75,12 @@ class RuleContext(Protocol):
         nothing declares otherwise (no annotation, no default but None) or rebinds."""
         ...
 
+    def compared_names(self, node: ast.AST) -> frozenset[str] | None:
+        """The names whose values `node` compares elementwise, where `node` is built of
+        comparisons only (`labels == 0`, `(num != 0) & (den != 0)`, or a local assigned only
+        such values); None otherwise (tensors.compared_names)."""
+        ...
+
     def frame_input(self, node: ast.AST) -> bool:
         """`node` is a name whose value dynamo receives as an input of the frame it is tracing:
         a parameter of a function passed to torch.compile, a tensor attribute of the module

@@ -58,11 +58,29 @@ class BooleanMaskIndex(Rule):
             inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) else part
             if indexed in TENSOR_KINDS:
                 selects = ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)  # `x[~mask]` selects as `x[mask]` does
+                selects = selects or _compares_unknown_values(part, ctx)
             else:  # asked last: any subscript of a value of unknown kind gets here
-                selects = (ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)) and not _own_getitem(ctx)
+                selects = ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner) or _compares_itself(node, part, ctx)
+                selects = selects and not _own_getitem(ctx)
             if selects:
                 ctx.report(self, node, mask=ctx.snippet(part))
                 return
+
+
+def _compares_unknown_values(part: ast.expr, ctx: RuleContext) -> bool:
+    """An index of a tensor built of comparisons of values of unknown kind (`labels == 0`, a
+    parameter of a forward): of tensors or NumPy arrays it is a boolean mask (both break: measured
+    on torch 2.13); of Python values a bool, and `t[True]` only adds a dimension, which no code
+    indexes a tensor with a comparison to do."""
+    return ctx.kind(part) is Kind.UNKNOWN and ctx.compared_names(part) is not None
+
+
+def _compares_itself(node: ast.Subscript, part: ast.expr, ctx: RuleContext) -> bool:
+    """A value of unknown kind indexed by a comparison of that very value (`numerator[valid]` with
+    `valid = (numerator != 0) & (denominator != 0)`, torchmetrics): a number cannot be indexed and
+    a list compares to a plain bool, so the value is a tensor or an array and the index its mask."""
+    compared = ctx.compared_names(part) if ctx.kind(part) is Kind.UNKNOWN else None
+    return compared is not None and isinstance(node.value, ast.Name) and node.value.id in compared
 
 
 def _own_getitem(ctx: RuleContext) -> bool:
