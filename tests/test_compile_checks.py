@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 from graphmend.rewrite.engine import fix_source
@@ -519,3 +520,56 @@ def test_an_add_through_a_mask_into_an_expanded_tensor_runs_as_before(tmp_path: 
                 torch._dynamo.reset()
                 got = run(*[a.clone() for a in args])
                 assert all(torch.equal(e, g) and e.dtype == g.dtype for e, g in zip(expected, got))
+
+
+SLICE_BOUND_VALUES = [
+    [2, 3, 1],
+    [],
+    (1, 2),
+    [0, -2, 5],
+    [True, True, False],  # a bool tensor (its running sum is int64)
+    [1.0, 2.0],  # a float tensor: raises as a bound, with torch's message
+    [1, 2.5],
+    [[1, 2], [3, 4]],  # rows, not numbers
+    [[3], [4]],
+    [2**63],  # torch.tensor refuses it
+    [2**62, 2**62],  # the running sum wraps in int64
+    [-(2**63), 1],
+    [np.int64(3), np.int32(2)],
+    [torch.tensor(1), torch.tensor(2)],
+    torch.tensor([1, 2]),
+    3,  # a 0-d tensor: not iterable
+]
+
+
+@pytest.mark.parametrize("values", SLICE_BOUND_VALUES, ids=[repr(v)[:30] for v in SLICE_BOUND_VALUES])
+@pytest.mark.parametrize("dim", [None, 0, -1])
+def test_slice_bounds_select_what_the_tensor_of_values_selected(values: object, dim: int | None) -> None:
+    """`_graphmend_slice_bounds(values, dim)` read as slice bounds gives the rows the entries of
+    `torch.tensor(values)` (or its `.cumsum(dim)`) gave, or raises the same error, for every kind
+    of value torch takes differently from a list of ints."""
+    import warnings
+
+    from graphmend.rewrite.compile_checks import _TEXTS, SLICE_BOUNDS
+
+    namespace: dict[str, object] = {"torch": torch}
+    exec(_TEXTS[SLICE_BOUNDS].format(name=SLICE_BOUNDS, torch="torch"), namespace)
+    helper = namespace[SLICE_BOUNDS]
+    rows = torch.arange(40).reshape(20, 2)
+
+    def sliced(make):  # type: ignore[no-untyped-def]
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # copying a tensor warns in both
+                bounds = make()
+            return [rows[bound:].tolist() for bound in bounds] + [rows[:bound].tolist() for bound in bounds]
+        except Exception as error:  # the same error is the point
+            return type(error), str(error)
+
+    def original():  # type: ignore[no-untyped-def]
+        tensor = torch.tensor(values)
+        return tensor if dim is None else tensor.cumsum(dim)
+
+    assert sliced(lambda: helper(values, dim)) == sliced(original)  # type: ignore[operator]
+    if isinstance(values, (list, tuple)) and values and all(type(v) is int for v in values) and max(map(abs, values)) < 2**40:
+        assert isinstance(helper(values, dim), list)  # type: ignore[operator]

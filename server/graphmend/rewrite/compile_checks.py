@@ -527,6 +527,32 @@ def {name}(lengths, target, dim, prefix):
     return inside.reshape(inside.shape[0], *([1] * (dim - 1)), size, *([1] * (target.dim() - dim - 1)))
 '''
 
+SLICE_BOUNDS = "_graphmend_slice_bounds"
+
+_SLICE_BOUNDS_TEXT = '''
+
+def {name}(values, dim=None):
+    """`{torch}.tensor(values)`, or its `.cumsum(dim)`, as a list of Python ints where `values` is
+    a list or tuple of ints whose entries (and running sums) fit in int64; else that tensor.
+
+    Added by GraphMend for a loop that reads the entries only as slice bounds, where an int and a
+    0-d int64 tensor select the same elements: dynamo traces a loop over ints, and breaks on a
+    tensor bound. Bools, floats, tensors, nested lists and numbers past int64 (which torch stores
+    otherwise, refuses, or wraps when summing) get the tensor, as before.
+    """
+    if isinstance(values, (list, tuple)) and all(type(v) is int for v in values):
+        bounds = list(values)
+        if dim is not None:
+            total = 0
+            for position, value in enumerate(bounds):
+                total += value
+                bounds[position] = total
+        if all(-(2**63) <= v < 2**63 for v in values) and all(-(2**63) <= b < 2**63 for b in bounds):
+            return bounds
+    tensor = {torch}.tensor(values)
+    return tensor if dim is None else tensor.cumsum(dim)
+'''
+
 _TEXTS = {
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     COMPLEMENT_KEEPS: _COMPLEMENT_KEEPS_TEXT,
@@ -552,6 +578,7 @@ _TEXTS = {
     LENGTHS_FIT: _LENGTHS_FIT_TEXT,
     LENGTH_POSITIONS: _LENGTH_POSITIONS_TEXT,
     STACKABLE: _STACKABLE_TEXT,
+    SLICE_BOUNDS: _SLICE_BOUNDS_TEXT,
 }
 
 

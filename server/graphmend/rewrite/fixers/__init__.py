@@ -30,6 +30,7 @@ from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFix
 from .number_branch import NumberBranchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
+from .slice_bounds import SliceBoundsFixer
 from .traceable_query import TraceableQueryFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
@@ -49,6 +50,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhereFixer(),
     WhileLoopFixer(),
     LengthFillFixer(),  # before Scalar: a length read per row is a slice bound, which Scalar declines
+    SliceBoundsFixer(),  # likewise: bounds from a tensor of Python numbers become the numbers
     ScalarFixer(),
     MaskedReductionFixer(),
     MaskedRowLossFixer(),
