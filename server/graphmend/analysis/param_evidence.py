@@ -31,6 +31,11 @@ MASK_NAME = re.compile(
 # for one only where the function passes the parameter as `generator=`.
 GENERATOR_NAME = re.compile(r"^(?:.*_)?(?:generator|gen|rng)$")
 _EVIDENCE_ATTRIBUTES = frozenset({"shape", "dtype", "device", "ndim", "T", "mT", "grad", "is_cuda"})
+# Tensor methods left out of torch_api.EVIDENCE_METHODS because another type has them too, but
+# there only with a required argument: called with none (`sigma.log()`), only a tensor accepts the
+# call (`Logger.log(level, msg)` raises TypeError). Found by comparing signatures: `log` is the only
+# one whose tensor form takes no argument (`Module.type(dst_type)` too, but `x.type()` is a string).
+_BARE_CALL_EVIDENCE_METHODS = frozenset({"log"})
 
 # torch functions whose first argument is a number or a size, not a tensor.
 NUMBER_ARGUMENT_FUNCTIONS = frozenset(
@@ -89,6 +94,8 @@ def _used_as_tensor(text: str, name: str, evidence_call: Callable[[str], bool]) 
                 attr_end += 1
             attr = text[attr_start:attr_end]
             if attr in torch_api.EVIDENCE_METHODS or attr in _EVIDENCE_ATTRIBUTES:
+                return True
+            if attr in _BARE_CALL_EVIDENCE_METHODS and text.startswith("()", _skip_spaces(text, attr_end)):
                 return True
             continue
         if next_char == "@" and text[following + 1 : following + 2] != "=":

@@ -56,6 +56,14 @@ class SourceFile:
         end = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
         return "\n".join(self.lines[node.lineno - 1 : end])  # type: ignore[attr-defined]
 
+    def segment(self, node: ast.AST) -> str:
+        """The exact source text of `node` (a lambda's body without the rest of its line)."""
+        span = self.span(node)
+        if span.start_line == span.end_line:
+            return self.lines[span.start_line - 1][span.start_col : span.end_col]
+        middle = self.lines[span.start_line : span.end_line - 1]
+        return "\n".join([self.lines[span.start_line - 1][span.start_col :], *middle, self.lines[span.end_line - 1][: span.end_col]])
+
     def header_span(self, node: ast.AST) -> Span:
         """The first line of a compound statement (`for ...:`), for related locations."""
         span = self.span(node)

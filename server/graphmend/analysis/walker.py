@@ -37,6 +37,7 @@ from .tensors import (
     compared_names,
     element_kind,
     moves_only,
+    own_nodes,
     passed_arguments,
     plain_assignments,
     takes_tensor_argument,
@@ -342,6 +343,75 @@ class FunctionWalker:
             text = self.module.source.text_of(self.function)
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.evaluator.env[name] = Kind.TENSOR
+            unproven = [name for name in needs_evidence if self.evaluator.env[name] is Kind.UNKNOWN]
+            if unproven and ("lambda" in text or text.count("def ") > 1):  # str.find first: most functions define none
+                self.evaluator.env.update(self._handed_to_local_tensor_functions(unproven))
+
+    def _handed_to_local_tensor_functions(self, candidates: list[str]) -> dict[str, Kind]:
+        """Parameters handed to a lambda or function defined in this one that uses its own
+        parameter as a tensor (k-diffusion's samplers: `t_fn = lambda sigma: sigma.log().neg()`,
+        then `t_fn(sigmas[i])`): a float or a list has no `.log`, so only tensors get past that
+        call. An element handed over (`sigmas[i]`) says the parameter holds tensors (TENSORS: a
+        tensor's elements are 0-d tensors, and so are a list of tensors'); the parameter itself, or
+        a slice of it (a list's slice is a list), says it is a tensor. A parameter the function
+        rebinds is left alone: the value handed over may be the new one."""
+        local = self._local_tensor_params()
+        if not local:
+            return {}
+        found: dict[str, Kind] = {}
+        rebound: set[str] = set()
+        for node in own_nodes(self.function):
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                rebound.add(node.id)
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local:
+                params, tensor_params = local[node.func.id]
+                for param, given in passed_arguments(params, node).items():
+                    handed = _handed_over(given) if param in tensor_params else None
+                    if handed is not None and handed[0] in candidates and found.get(handed[0]) is not Kind.TENSOR:
+                        found[handed[0]] = handed[1]
+        return {name: kind for name, kind in found.items() if name not in rebound}
+
+    def _local_tensor_params(self) -> dict[str, tuple[list[ast.arg], set[str]]]:
+        """The lambdas (`t_fn = lambda sigma: ...`) and plain functions this function defines, by the
+        name each is bound to once and only to it, with their positional parameters and the ones
+        their text uses as tensors (param_evidence.tensor_evidence). A decorated function may be
+        replaced by its decorator; a nested function's parameter that it rebinds is left out."""
+        bindings: dict[str, list[ast.AST]] = {}  # every binding of each name: a definition, or the stored Name
+        lambda_targets: set[int] = set()
+        for node in own_nodes(self.function):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bindings.setdefault(node.name, []).append(node)
+            elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                bindings.setdefault(node.targets[0].id, []).append(node.value)
+                lambda_targets.add(id(node.targets[0]))
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load) and id(node) not in lambda_targets:
+                bindings.setdefault(node.id, []).append(node)
+        local: dict[str, tuple[list[ast.arg], set[str]]] = {}
+        for name, bound in bindings.items():
+            definition = bound[0]
+            if len(bound) != 1 or not isinstance(definition, (ast.Lambda, ast.FunctionDef)):
+                continue
+            if isinstance(definition, ast.FunctionDef) and definition.decorator_list:
+                continue
+            params = definition.args.posonlyargs + definition.args.args
+            tensor_params = tensor_evidence(self._local_function_text(definition), self._kept_params(definition, params), self._evidence_call)
+            if tensor_params:
+                local[name] = (params, tensor_params)
+        return local
+
+    def _local_function_text(self, definition: ast.Lambda | ast.FunctionDef) -> str:
+        """The text to look for tensor uses in: a lambda's body only, as the rest of its line may
+        use the same name for something else; a function's whole text, as for any function."""
+        if isinstance(definition, ast.Lambda):
+            return self.module.source.segment(definition.body)
+        return self.module.source.text_of(definition)
+
+    @staticmethod
+    def _kept_params(definition: ast.Lambda | ast.FunctionDef, params: list[ast.arg]) -> list[str]:
+        """The parameters `definition` never rebinds (`sigma = torch.as_tensor(sigma)` would make
+        the tensor its own, whatever was handed over)."""
+        stored = {node.id for node in own_nodes(definition) if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        return [arg.arg for arg in params if arg.arg not in stored]
 
     def _passed_as_generator(self, name: str) -> bool:
         """Whether a parameter without a default is named as a random generator and handed to a
@@ -1300,6 +1370,21 @@ def _enters(amplifier: Amplifier, node: ast.AST) -> bool:
     return amplifier.kind == "with" and isinstance(amplifier.node, ast.With) and any(
         item.context_expr is node for item in amplifier.node.items
     )
+
+
+def _handed_over(given: ast.expr) -> tuple[str, Kind] | None:
+    """The name a call's argument hands over, with what a tensor there says of it: `sigmas` or
+    `sigmas[1:]` is a tensor, `sigmas[i]` an element of something that holds tensors. A string key
+    (`batch["x"]`) indexes a dict, whose other keys say nothing."""
+    if isinstance(given, ast.Name):
+        return given.id, Kind.TENSOR
+    if not (isinstance(given, ast.Subscript) and isinstance(given.value, ast.Name)):
+        return None
+    if isinstance(given.slice, ast.Slice):
+        return given.value.id, Kind.TENSOR
+    if isinstance(given.slice, ast.Constant) and isinstance(given.slice.value, str):
+        return None
+    return given.value.id, Kind.TENSORS
 
 
 def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> dict[str, Kind]:
