@@ -21,13 +21,14 @@ from .backedges import Backedges
 from .decorators import Wrapping
 from .kinds import Kind, join
 from .latent import mark_latent
+from .param_evidence import tensor_evidence
 from .regions import Entry, find_entries
 from .rules import INTERNAL_ERROR_CODE, RuleSet
 from .rules.untraceable import RECURRENT_READ_TYPES, RecurrentModuleCall
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
-from .tensors import passed_arguments
-from .uncompiled import uncompiled_candidates
+from .tensors import own_nodes, passed_arguments
+from .uncompiled import imported_tensor_call, uncompiled_candidates
 from .walker import FunctionWalker
 
 
@@ -89,6 +90,7 @@ class ModuleAnalysis:
         self._queue: deque[_Work] = deque()
         self._pending: dict[int, _Work] = {}
         self._asserted_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see asserted_tensor_params
+        self._helper_tensor_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see helper_tensor_params
         self._done: set[int] = set()
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
@@ -289,6 +291,38 @@ class ModuleAnalysis:
                 and self.index.qualname(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter")
             )
             self._asserted_params[key] = found
+        return found
+
+    def helper_tensor_params(self, function: ast.FunctionDef) -> frozenset[str]:
+        """The positional parameters a module-level helper uses as tensors: by its text
+        (param_evidence.tensor_evidence), or by handing them by name to another helper that does
+        (k-diffusion's `to_d(x, sigma, denoised)` hands `sigma` to `append_dims(x, target_dims)`,
+        which reads `x.ndim`). A caller that hands one its own parameter learns that it is a tensor
+        (FunctionWalker._handed_to_tensor_taking_functions). A helper that tests types
+        (`isinstance`, `torch.is_tensor`) is meant to take other values too, and a parameter it
+        rebinds may be converted first: neither counts."""
+        key = id(function)
+        found = self._helper_tensor_params.get(key)
+        if found is not None:
+            return found
+        self._helper_tensor_params[key] = frozenset()  # a recursive helper asks again while this runs
+        text = self.source.text_of(function)
+        if "isinstance(" in text or "is_tensor(" in text:
+            return frozenset()
+        nodes = own_nodes(function)
+        stored = {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        params = [arg.arg for arg in function.args.posonlyargs + function.args.args]
+        names = [name for name in params if name not in stored]
+        used = set(tensor_evidence(text, names, lambda callee: imported_tensor_call(self.index, callee)))
+        for node in nodes:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)) or node.func.id in stored or node.func.id in params:
+                continue
+            helper = self.index.functions.get(node.func.id)
+            if helper is not None:
+                passed = passed_arguments(helper.args.posonlyargs + helper.args.args, node)
+                used |= {given.id for param in self.helper_tensor_params(helper) if isinstance(given := passed.get(param), ast.Name) and given.id in names}
+        found = frozenset(used)
+        self._helper_tensor_params[key] = found
         return found
 
     def enqueue(

@@ -187,13 +187,15 @@ def _takes_tensors(function: ast.FunctionDef, cls: ClassInfo | None, index: Modu
     if any(annotation_kind(index.param_annotation(function, arg), index) in TENSOR_KINDS for arg in params):
         return True
     unannotated = [arg.arg for arg in params if arg.annotation is None]
+    return bool(unannotated) and bool(tensor_evidence(text_of(function), unannotated, lambda callee: imported_tensor_call(index, callee)))
 
-    def torch_call(callee: str) -> bool:  # `torch.cat`, `F.pad`: by the module's imports
-        root, _, rest = callee.partition(".")
-        target = index.imports.get(root)
-        return target is not None and takes_tensor_argument(f"{target}.{rest}" if rest else target)
 
-    return bool(unannotated) and bool(tensor_evidence(text_of(function), unannotated, torch_call))
+def imported_tensor_call(index: ModuleIndex, callee: str) -> bool:
+    """Whether passing a value to `callee` (dotted source text: `torch.cat`, `F.pad`) shows it is a
+    tensor, by the module's imports alone (no class or local imports to resolve names by)."""
+    root, _, rest = callee.partition(".")
+    target = index.imports.get(root)
+    return target is not None and takes_tensor_argument(f"{target}.{rest}" if rest else target)
 
 
 def _runs_training(function: ast.FunctionDef, index: ModuleIndex, text_of: Callable[[ast.AST], str]) -> bool:

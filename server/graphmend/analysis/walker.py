@@ -344,32 +344,47 @@ class FunctionWalker:
             for name in tensor_evidence(text, needs_evidence, self._evidence_call):
                 self.evaluator.env[name] = Kind.TENSOR
             unproven = [name for name in needs_evidence if self.evaluator.env[name] is Kind.UNKNOWN]
-            if unproven and ("lambda" in text or text.count("def ") > 1):  # str.find first: most functions define none
-                self.evaluator.env.update(self._handed_to_local_tensor_functions(unproven))
+            if unproven:
+                self.evaluator.env.update(self._handed_to_tensor_taking_functions(text, unproven))
 
-    def _handed_to_local_tensor_functions(self, candidates: list[str]) -> dict[str, Kind]:
-        """Parameters handed to a lambda or function defined in this one that uses its own
-        parameter as a tensor (k-diffusion's samplers: `t_fn = lambda sigma: sigma.log().neg()`,
-        then `t_fn(sigmas[i])`): a float or a list has no `.log`, so only tensors get past that
-        call. An element handed over (`sigmas[i]`) says the parameter holds tensors (TENSORS: a
-        tensor's elements are 0-d tensors, and so are a list of tensors'); the parameter itself, or
-        a slice of it (a list's slice is a list), says it is a tensor. A parameter the function
-        rebinds is left alone: the value handed over may be the new one."""
-        local = self._local_tensor_params()
-        if not local:
+    def _handed_to_tensor_taking_functions(self, text: str, candidates: list[str]) -> dict[str, Kind]:
+        """Parameters handed to a lambda or function defined in this one, or to a helper of the
+        module (ModuleAnalysis.helper_tensor_params), that uses its own parameter as a tensor
+        (k-diffusion's samplers: `t_fn = lambda sigma: sigma.log().neg()`, then
+        `t_fn(sigmas[i])`): a float or a list has no `.log`, so only tensors get past that call.
+        An element handed over (`sigmas[i]`) says the parameter holds tensors (TENSORS: a tensor's
+        elements are 0-d tensors, and so are a list of tensors'); the parameter itself, or a slice
+        of it (a list's slice is a list), says it is a tensor. A parameter the function rebinds is
+        left alone: the value handed over may be the new one."""
+        local = self._local_tensor_params() if "lambda" in text or text.count("def ") > 1 else {}  # str.find first: most define none
+        helpers = [name for name in self.index.functions if f"{name}(" in text]
+        if not local and not helpers:
             return {}
         found: dict[str, Kind] = {}
-        rebound: set[str] = set()
-        for node in own_nodes(self.function):
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                rebound.add(node.id)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in local:
-                params, tensor_params = local[node.func.id]
+        nodes = own_nodes(self.function)
+        rebound = {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and (callee := self._tensor_taking_callee(node.func.id, local, rebound)) is not None:
+                params, tensor_params = callee
                 for param, given in passed_arguments(params, node).items():
                     handed = _handed_over(given) if param in tensor_params else None
                     if handed is not None and handed[0] in candidates and found.get(handed[0]) is not Kind.TENSOR:
                         found[handed[0]] = handed[1]
         return {name: kind for name, kind in found.items() if name not in rebound}
+
+    def _tensor_taking_callee(
+        self, name: str, local: dict[str, tuple[list[ast.arg], set[str]]], bound_here: set[str]
+    ) -> tuple[list[ast.arg], set[str]] | None:
+        """The positional parameters of the function a call by `name` runs, with those it uses as
+        tensors: a local function, or else a module helper the name is not a parameter, a closure
+        variable or a local of this function for."""
+        if name in local:
+            return local[name]
+        helper = self.index.functions.get(name) if name not in bound_here and name not in self.evaluator.env else None
+        if helper is None:
+            return None
+        used = self.module.helper_tensor_params(helper)
+        return (helper.args.posonlyargs + helper.args.args, set(used)) if used else None
 
     def _local_tensor_params(self) -> dict[str, tuple[list[ast.arg], set[str]]]:
         """The lambdas (`t_fn = lambda sigma: ...`) and plain functions this function defines, by the
