@@ -80,7 +80,9 @@ class TensorAsIndex(Rule):
     def check_store(self, node: ast.AST, ctx: RuleContext) -> None:
         """Writes, measured: `x[a:b] = v` with tensor bounds breaks as the read does, and so does
         `x[i] = v` with a 0-d integer tensor computed in the graph (`x.argmax()`, a count: dynamo
-        reads its value); a boolean mask traces as an index_put and does not."""
+        reads its value); a boolean mask traces as an index_put and does not, unless it is 0-d
+        (`out[x.sum() > 0] = 0.0`: "Data dependent operator", GB0033, with or without
+        capture_dynamic_output_shape_ops or capture_scalar_outputs; measured on torch 2.13)."""
         assert isinstance(node, ast.Subscript)
         base = ctx.kind(node.value)
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -88,6 +90,9 @@ class TensorAsIndex(Rule):
             if isinstance(part, ast.Slice):
                 if self._slice_bound(node, part, ctx):
                     return
+            elif base in TENSOR_KINDS and ctx.kind(part) is Kind.BOOL_SCALAR:
+                ctx.report(self, node, index=ctx.snippet(part), role="bool (a 0-d mask: whether to write at all)")
+                return
             elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
                 ctx.report(self, node, index=ctx.snippet(part), role="integer index")
                 return
