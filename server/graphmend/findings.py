@@ -67,10 +67,17 @@ class EagerPoint:
     scope: tuple[int, int] | None = None  # None: the rest of the function
 
     def dominates(self, finding: Finding) -> bool:
-        """Whether `finding` runs only after this point, in the same frame."""
-        if finding.function != self.function or finding.span.start_line <= self.span.end_line:
+        """Whether `finding` runs only after this point, in the same frame, or in a TorchScript
+        function called after it (`script_call`: run eagerly, it has no frame dynamo traces)."""
+        if finding.script_call is not None and self.dominates_line(*finding.script_call):
+            return True
+        return self.dominates_line(finding.function, finding.span.start_line)
+
+    def dominates_line(self, function: str, line: int) -> bool:
+        """Whether `line` of `function` runs only after this point, in the same frame."""
+        if function != self.function or line <= self.span.end_line:
             return False
-        return self.scope is None or self.scope[0] <= finding.span.start_line <= self.scope[1]
+        return self.scope is None or self.scope[0] <= line <= self.scope[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +105,9 @@ class Finding:
     # Set on a break certain to run once its surroundings run, that makes dynamo run a function
     # eagerly from some point on. Findings it dominates are `latent` (analysis/latent.py).
     eager_from: tuple[EagerPoint, ...] = ()  # where this break makes dynamo run code eagerly (a caller's rest, this function's)
+    # In a TorchScript function: the caller and line of the call (in a loop, `try` or `with` there) that runs it.
+    # Where that caller already runs eagerly, the call runs TorchScript and dynamo never sees this.
+    script_call: tuple[str, int] | None = None
     # Dynamo does not reach this break today: an earlier one makes it run the function eagerly. It
     # is real code dynamo cannot trace, and breaks once the earlier one is fixed; it is not counted
     # as a break dynamo reports (break_count) and shows at information severity.

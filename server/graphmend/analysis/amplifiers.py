@@ -48,6 +48,9 @@ class Amplifier:
     # stands under an `if` there (then later code may still be traced on the other path).
     site: ast.AST | None = None
     conditional: bool = False
+    # For "caller": the function called at `site` is a TorchScript function. Once `function` runs
+    # eagerly there, the call runs TorchScript with no Python frame: dynamo never sees the code below.
+    site_runs_script: bool = False
 
 
 def amplifier_sentence(amplifier: Amplifier) -> str:

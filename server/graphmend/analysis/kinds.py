@@ -38,6 +38,10 @@ class Kind(enum.Enum):
     PY_RNG = "random.Random"  # its randint/uniform/randrange draws are traced as the module's are
     SPARSE = "sparse tensor"  # not a TENSOR kind: dynamo wraps none of it, no tensor rule applies
     DISABLED = "function under torch.compiler.disable"
+    # `mm = K.matmul`: a C method of a tensor, not yet called. Dynamo calls it while it knows the
+    # tensor it came from; handed it as a frame input (a resume function's, after a break) it sees
+    # a builtin it does not trace.
+    TENSOR_METHOD = "bound C method of a tensor"
 
     # Kinds are tested for membership in sets on every expression: identity hashing (a C slot)
     # instead of Enum's Python-level hash of the member name.

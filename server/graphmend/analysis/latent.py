@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..findings import Finding, Related, Severity, Span
+from ..findings import EagerPoint, Finding, Related, Severity
 
 
 def mark_latent(findings: list[Finding]) -> list[Finding]:
@@ -24,19 +24,21 @@ def mark_latent(findings: list[Finding]) -> list[Finding]:
     marked = []
     for finding in findings:
         point = next((p for p in points if p.dominates(finding)), None)
-        marked.append(finding if point is None else _latent(finding, point.span))
+        marked.append(finding if point is None else _latent(finding, point))
     return marked
 
 
-def _latent(finding: Finding, eager_from: Span) -> Finding:
+def _latent(finding: Finding, point: EagerPoint) -> Finding:
+    eager_from = point.span
+    how = "from there" if point.function == finding.function else "there, and the TorchScript function it calls runs with no Python frame"
     note = (
-        f" Dynamo does not reach it yet: the break on line {eager_from.start_line} makes it run `{finding.function}` "
-        "eagerly from there; it breaks here once that one is fixed."
+        f" Dynamo does not reach it yet: the break on line {eager_from.start_line} makes it run `{point.function}` "
+        f"eagerly {how}; it breaks here once that one is fixed."
     )
     return dataclasses.replace(
         finding,
         latent=True,
         severity=Severity.INFO,
         message=finding.message + note,
-        related=(*finding.related, Related(eager_from, f"where dynamo starts running `{finding.function}` eagerly")),
+        related=(*finding.related, Related(eager_from, f"where dynamo starts running `{point.function}` eagerly")),
     )

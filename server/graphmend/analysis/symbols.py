@@ -200,6 +200,11 @@ class ModuleIndex:
             return f"{base}.{node.attr}" if base else None
         return None
 
+    def is_script_function(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """`function` is decorated `@torch.jit.script`: called from code that runs eagerly, it runs
+        as TorchScript, with no Python frame for dynamo to compile (measured on torch 2.13)."""
+        return any(self.qualname(d) in JIT_SCRIPT_FUNCTIONS for d in function.decorator_list)
+
     def plain_function(self, name: str) -> ast.FunctionDef | None:
         """The module-level `def name` when nothing else at the top level binds `name` and no
         decorator wraps it (whatever a decorator returns may be another object: `lru_cache`'s

@@ -394,6 +394,8 @@ class Evaluator:
                 return Kind.BOOL if attr == "values" and base in BOOL_KINDS else Kind.TENSOR
             if attr in torch_api.TENSOR_ATTRIBUTES:
                 return Kind.PY
+            if attr in torch_api.TENSOR_METHODS and attr not in torch_api.PYTHON_TENSOR_METHODS:
+                return Kind.TENSOR_METHOD  # read, not called here (a call goes through `_attribute_of`)
             return Kind.UNKNOWN
         if base is Kind.TENSORS and attr in NAMED_TUPLE_FIELDS:
             return Kind.TENSOR  # `torch.max(x, dim=1).values`: a list or tuple has no such attribute

@@ -689,8 +689,17 @@ class FunctionWalker:
                 related=related,
                 anchor=type(node).__name__,
                 eager_from=eager_from,
+                script_call=self._script_call(),
             )
         )
+
+    def _script_call(self) -> tuple[str, int] | None:
+        """The call, in a caller's loop, `try` or `with`, that runs this code as TorchScript (see
+        Amplifier.site_runs_script)."""
+        caller = self.caller_amplifier
+        if caller is None or not caller.site_runs_script or caller.site is None:
+            return None
+        return caller.function, getattr(caller.site, "lineno", 0)
 
     def _eager_from(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None, own_frame: bool = False) -> tuple[EagerPoint, ...]:
         """Where this break makes dynamo stop compiling a function, when that is certain: the break
@@ -881,11 +890,11 @@ class FunctionWalker:
             # the call chain below it goes.
             callee = f"{cls.name}.{function.name}" if cls is not None else function.name
             if amplifier.kind == "caller":  # the eager function's call site stays the one in that function
-                site, conditional = amplifier.site, amplifier.conditional
+                site, conditional, runs_script = amplifier.site, amplifier.conditional, amplifier.site_runs_script
             else:
-                site, conditional = call, bool(self.arms)
+                site, conditional, runs_script = call, bool(self.arms), self.index.is_script_function(function)
             amplifier = Amplifier(
-                "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional
+                "caller", amplifier.node, amplifier.label, amplifier.function, callee, amplifier.certain, site, conditional, runs_script
             )
         for keyword in call.keywords:
             layer = self.torch_module_class(keyword.value) if keyword.arg is not None else None
@@ -1099,8 +1108,26 @@ class FunctionWalker:
         elif else_ends and not body_ends:
             self.evaluator.env = after_body
         else:
-            self.evaluator.env = merge_envs(after_body, self.evaluator.env)
+            merged = merge_envs(after_body, self.evaluator.env)
+            if narrowed is not None and self._normalised_to_method(narrowed, before, after_body, self.evaluator.env):
+                merged[narrowed[0]] = Kind.TENSOR_METHOD
+            self.evaluator.env = merged
         return body_ends and else_ends
+
+    @staticmethod
+    def _normalised_to_method(
+        narrowed: tuple[str, Kind, Kind], before: dict[str, Kind], after_body: dict[str, Kind], after_else: dict[str, Kind]
+    ) -> bool:
+        """`if torch.is_tensor(op): op = op.matmul` (an argument taken as a tensor or as a callable,
+        linear_operator's `linear_cg`) where `op` is known to be a tensor: the arm where the test
+        fails, which leaves `op` as it was, contradicts what is known, so `op` holds the method."""
+        name, _, outside = narrowed
+        return (
+            before.get(name) in TENSOR_KINDS
+            and after_body.get(name) is Kind.TENSOR_METHOD
+            and after_else.get(name) is outside
+            and outside not in TENSOR_KINDS
+        )
 
     def _type_test(self, test: ast.expr) -> tuple[str, Kind, Kind] | None:
         """`isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`, negated or not) on a local name:

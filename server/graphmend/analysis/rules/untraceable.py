@@ -323,6 +323,20 @@ class ResumedTensorMethod(Rule):
     code = "GM524"
 
 
+class HeldTensorMethodCall(Rule):
+    """`mm = K.matmul` before a graph break, `mm(v)` after it: the resume function receives `mm` as
+    an input, a builtin with no tensor behind it for dynamo, which it does not trace (GB0007;
+    measured on torch 2.13). Called before any break, dynamo still knows the tensor and traces it."""
+
+    code = "GM529"
+    callee_kinds = frozenset({Kind.TENSOR_METHOD})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        if ctx.frame_input(node.func):
+            ctx.report(self, node)
+
+
 class MethodOfObjectBuiltWhileTracing(Rule):
     """Reported by ModuleAnalysis once every function is walked (no hook): a method that breaks,
     called on an object of a plain class the compiled code constructs (see
