@@ -9,7 +9,8 @@ before it descends. Each entry below was measured on torch 2.13 (see tests/corpu
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 
 # Functions that return True while dynamo traces.
 TRUE_WHILE_COMPILING = frozenset(
@@ -49,22 +50,26 @@ TRUE_WHEN_FIXED_NAMES = frozenset(
 )
 
 QualnameFn = Callable[[ast.AST], "str | None"]
+_NONE_FIXED: Mapping[str, bool] = MappingProxyType({})
 
 
-def static_truth(test: ast.expr, qualname: QualnameFn) -> bool | None:
-    """True/False when dynamo knows the value of `test` at trace time, else None."""
+def static_truth(test: ast.expr, qualname: QualnameFn, fixed: Mapping[str, bool] = _NONE_FIXED) -> bool | None:
+    """True/False when dynamo knows the value of `test` at trace time, else None. `fixed`: names
+    whose truth is known where `test` is (a parameter every caller passes a constant)."""
+    if isinstance(test, ast.Name) and test.id in fixed:
+        return fixed[test.id]
     if isinstance(test, ast.Constant):
         if isinstance(test.value, (bool, int, float, str, bytes)) or test.value is None:
             return bool(test.value)
         return None
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = static_truth(test.operand, qualname)
+        inner = static_truth(test.operand, qualname, fixed)
         return None if inner is None else not inner
     if isinstance(test, ast.BoolOp):
         is_and = isinstance(test.op, ast.And)
         unknown = False
         for value in test.values:
-            truth = static_truth(value, qualname)
+            truth = static_truth(value, qualname, fixed)
             if truth is None:
                 unknown = True
             elif truth is not is_and:  # False in an `and`, True in an `or`, decides it

@@ -53,6 +53,8 @@ class _Work:
     root: int = 0  # id() of the entry function whose calls led here
     # parameters known to hold an instance of a class of the file (a self-registered hook's `module`)
     instance_params: dict[str, ClassInfo] = field(default_factory=dict)
+    # parameters whose truth every caller fixes with a constant (FunctionWalker.given_truths)
+    given_truths: dict[str, bool] = field(default_factory=dict)
 
 
 class ModuleAnalysis:
@@ -336,6 +338,7 @@ class ModuleAnalysis:
         line: int,
         given_tensor_displays: frozenset[str] = frozenset(),
         given_recurrent: dict[str, str] | None = None,
+        given_truths: dict[str, bool] | None = None,
     ) -> None:
         """Called by walkers for each call into a function of this module."""
         key = id(function)
@@ -349,6 +352,7 @@ class ModuleAnalysis:
                 pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
             pending.given_tensor_displays |= given_tensor_displays
             pending.given_recurrent = {k: v for k, v in pending.given_recurrent.items() if (given_recurrent or {}).get(k) == v}
+            pending.given_truths = {k: v for k, v in pending.given_truths.items() if (given_truths or {}).get(k) is v}
             if pending.amplifier is None:
                 pending.amplifier = amplifier
             return
@@ -357,6 +361,7 @@ class ModuleAnalysis:
             _Work(
                 function, cls, dict(param_kinds), amplifier, False, reason,
                 given_tensor_displays=set(given_tensor_displays), given_recurrent=dict(given_recurrent or {}), root=self._root,
+                given_truths=dict(given_truths or {}),
             )
         )
 
@@ -394,6 +399,7 @@ class ModuleAnalysis:
             wrapping=work.wrapping,
             wrapped=work.wrapped,
             instance_params=work.instance_params,
+            given_truths=work.given_truths,
         )
         if self.strict:
             walker.run()

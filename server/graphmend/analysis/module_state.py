@@ -27,6 +27,49 @@ def complete_index(index: ModuleIndex, tree: ast.Module, source: str = "") -> No
         init = info.methods.get("__init__")
         if init is not None:
             _init_attributes(index, info, init)
+            _lazily_built_attributes(index, info)
+
+
+def _lazily_built_attributes(index: ModuleIndex, info: ClassInfo) -> None:
+    """`self.distance_module = None` in `__init__`, `self.distance_module = Distance(...)` in the
+    method that first needs it (GPyTorch's kernels cache their Distance so): the attribute holds
+    an instance of that class of the file wherever it is not None, so its methods are what a call
+    through it runs. Only where every other store of it, in any method, constructs such a class."""
+    lazy = {attr for attr, kind in info.attr_kinds.items() if kind is Kind.NONE and attr not in info.attr_classes}
+    if not lazy:
+        return
+    built: dict[str, set[str]] = {}
+    for method in info.methods.values():
+        positional = method.args.posonlyargs + method.args.args
+        if method.name == "__init__" or not positional:
+            continue
+        self_name = positional[0].arg
+        for node in ast.walk(method):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+                return
+            if not (isinstance(node, ast.Attribute) and node.attr in lazy and isinstance(node.ctx, (ast.Store, ast.Del))):
+                continue
+            constructed = _constructed_by(index, method, node, self_name)
+            if constructed is None:
+                lazy.discard(node.attr)
+            else:
+                built.setdefault(node.attr, set()).add(constructed)
+    for attr in lazy & built.keys():
+        info.attr_classes[attr] = tuple(sorted(built[attr]))
+
+
+def _constructed_by(index: ModuleIndex, method: ast.FunctionDef, target: ast.Attribute, self_name: str) -> str | None:
+    """The class of the file that `self.<attr> = Cls(...)` constructs, for a store `target` of that
+    form in `method`; None for any other store (another object's attribute, another value)."""
+    if not (isinstance(target.value, ast.Name) and target.value.id == self_name and isinstance(target.ctx, ast.Store)):
+        return None
+    for node in ast.walk(method):
+        if isinstance(node, ast.Assign) and target in node.targets:
+            value = node.value
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
+                return value.func.id
+            return None
+    return None
 
 
 def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:

@@ -279,6 +279,9 @@ class Evaluator:
         self.tensor_method_calls: list[ast.Call] = []
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
+        # parameters never rebound whose truth every caller fixes with a constant (`square_dist=True`):
+        # dynamo traces a Python constant argument as that constant and takes one branch on it
+        self.fixed_truths: dict[str, bool] = {}
         self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
         self._on_expr = self.observer.on_expr  # bound once: `visit` calls it for most nodes
         # Node types `on_expr` wants to see; calling a hook for every node would cost a third of
@@ -299,7 +302,7 @@ class Evaluator:
         return self.kinds.get(id(node), Kind.UNKNOWN)
 
     def static_truth(self, test: ast.expr) -> bool | None:
-        return static_truth(test, self.qualname)
+        return static_truth(test, self.qualname, self.fixed_truths)
 
     # -- visiting ------------------------------------------------------------------------------
     def visit(self, node: ast.expr) -> Kind:

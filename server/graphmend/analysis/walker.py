@@ -76,6 +76,7 @@ class FunctionWalker:
         wrapping: Wrapping | None = None,
         wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = (),
         instance_params: dict[str, ClassInfo] | None = None,
+        given_truths: dict[str, bool] | None = None,
     ) -> None:
         # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
         # Reads of names and attributes matter only where a recurrent layer may be read (GM518).
@@ -94,6 +95,7 @@ class FunctionWalker:
         # (sb3-contrib's `_process_sequence(features, states, starts, self.lstm_actor)`)
         self.given_recurrent = given_recurrent or {}
         self.given_instances = instance_params or {}  # parameters holding an instance of a class of the file
+        self.given_truths = given_truths or {}  # parameters every caller passes a constant of this truth
         self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
         self.wrapping = wrapping  # a decorator's wrapper: its call of the wrapped function (analysis/decorators.py)
@@ -346,6 +348,8 @@ class FunctionWalker:
             unproven = [name for name in needs_evidence if self.evaluator.env[name] is Kind.UNKNOWN]
             if unproven:
                 self.evaluator.env.update(self._handed_to_tensor_taking_functions(text, unproven))
+        stored = self._store_lines()
+        self.evaluator.fixed_truths = {name: truth for name, truth in self.given_truths.items() if name not in stored}
 
     def _handed_to_tensor_taking_functions(self, text: str, candidates: list[str]) -> dict[str, Kind]:
         """Parameters handed to a lambda or function defined in this one, or to a helper of the
@@ -903,6 +907,7 @@ class FunctionWalker:
         self.module.enqueue(
             function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno,
             given_tensor_displays=frozenset(displays), given_recurrent=recurrent,
+            given_truths=_constant_truths(function, params, call),
         )
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
@@ -1440,6 +1445,31 @@ def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind]
             kinds[param.arg] = kind
     kinds.update({name: kind for name, kind in kw_kinds.items() if kind is not Kind.UNKNOWN and name != "**"})
     return kinds
+
+
+def _constant_truths(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> dict[str, bool]:
+    """The truth of each parameter `call` fixes with a constant: passed as a literal
+    (`square_dist=True`, `None`, `0`), or left at a literal default where the call unpacks no
+    `*args`/`**kwargs` and no decorator may supply it. Dynamo traces a Python constant argument
+    as that constant, so a test of the parameter takes one branch (GPyTorch's `covar_dist(...,
+    square_dist=True)` never reaches its `_dist` arm)."""
+    passed = passed_arguments(params, call)
+    truths = {
+        name: bool(value.value)
+        for name, value in passed.items()
+        if isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str, type(None)))
+    }
+    unpacks = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    if unpacks or any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list):
+        return truths
+    arguments = function.args
+    positional = arguments.posonlyargs + arguments.args
+    defaults = list(zip(positional[len(positional) - len(arguments.defaults) :], arguments.defaults))
+    defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
+    for param, default in defaults:
+        if param.arg not in passed and (param in params or param in arguments.kwonlyargs) and isinstance(default, ast.Constant):
+            truths[param.arg] = bool(default.value)
+    return truths
 
 
 def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> list[str]:
