@@ -26,6 +26,7 @@ from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, re
 from .callees import CalleeResolver
 from .decorators import Wrapping
 from .kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
+from .numpy_values import NumpyValues
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .rules.untraceable import RECURRENT_LAYERS
@@ -97,6 +98,7 @@ class FunctionWalker:
         self.given_instances = instance_params or {}  # parameters holding an instance of a class of the file
         self.given_truths = given_truths or {}  # parameters every caller passes a constant of this truth
         self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
+        self._numpy_values: NumpyValues | None = None  # see _iterates_natively
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
         self.wrapping = wrapping  # a decorator's wrapper: its call of the wrapped function (analysis/decorators.py)
         self.wrapped = wrapped  # the functions of this file it wraps
@@ -230,7 +232,7 @@ class FunctionWalker:
         if rule is None or not self._eager_causes or sys.version_info >= (3, 12):
             return
         for node in self._own_comprehensions():
-            if self._iterates_natively(node.generators[0].iter) or not self._holds_torch(node):
+            if self._iterates_natively(node.generators[0].iter, node.lineno) or not self._holds_torch(node):
                 continue
             # a cause counts where the comprehension can run on the same call (dynamo then runs
             # the whole frame eagerly, from its start): in the cause's `if` arm, before that `if`,
@@ -259,18 +261,29 @@ class FunctionWalker:
             finally:
                 self.function_name = outer
 
-    def _iterates_natively(self, iterable: ast.expr) -> bool:
-        """`range(...)` and tensors: iterators dynamo takes as a frame's input."""
+    def _iterates_natively(self, iterable: ast.expr, line: int) -> bool:
+        """`range(...)` and tensors: iterators dynamo takes as a frame's input. Not a NumPy array,
+        which the kinds call a tensor: run eagerly it is NumPy's own, and its iterator breaks
+        (recbole's `[np.where(node == i)[0][0] for i in u_input]`; measured on torch 2.13)."""
         if isinstance(iterable, ast.Call) and self.evaluator.qualname(iterable.func) == "builtins.range":
             return True
         if isinstance(iterable, ast.GeneratorExp):
             return True  # a generator: measured, no break
-        return is_tensor(self.evaluator.kind(iterable))
+        if not is_tensor(self.evaluator.kind(iterable)):
+            return False
+        return not self._numpy().holds_array(iterable, line)
+
+    def _numpy(self) -> NumpyValues:
+        """Which of the function's names hold NumPy arrays (found once, where a comprehension asks)."""
+        if self._numpy_values is None:
+            self._numpy_values = NumpyValues(self.function, self.evaluator.qualname)
+        return self._numpy_values
 
     def _holds_torch(self, node: ast.ListComp | ast.SetComp | ast.DictComp) -> bool:
         """Whether dynamo would find something of torch's in the comprehension's frame (and so
         compile it): the `torch` module named in it, or a name of the enclosing function holding a
-        tensor, tensors or a module (`self` of a module; `**kwargs`, which carry the model's inputs)."""
+        tensor, tensors, a NumPy array or a module (`self` of a module; `**kwargs`, which carry the
+        model's inputs)."""
         kwargs = self.function.args.kwarg.arg if self.function.args.kwarg is not None else None
         module_self = self.evaluator.cls is not None and self.evaluator.cls.is_module
         # the first iterable is evaluated outside (the frame gets only its iterator), and the
@@ -287,6 +300,8 @@ class FunctionWalker:
             kind = self.evaluator.env.get(inner.id, Kind.UNKNOWN)
             if is_tensor(kind) or kind in (Kind.TENSORS, Kind.MODULE, Kind.MODULES):
                 return True
+            if self._numpy().holds_array(inner, node.lineno):
+                return True  # dynamo traces NumPy arrays, and compiles a frame holding one (`np.unique(row)`)
         return False
 
     def _bind_parameters(self) -> None:

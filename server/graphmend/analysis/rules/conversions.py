@@ -61,6 +61,10 @@ class TensorAsIndex(Rule):
     store_types = (ast.Subscript,)
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        """Reads, measured: a 0-d boolean mask (`s[x.sum() > 0]`) is a Python bool to dynamo, not a
+        mask with a data-dependent count of elements: "Data dependent operator" (GB0033) with or
+        without capture_dynamic_output_shape_ops, so it is this rule's (no flag removes it), not
+        GM402's (torch 2.13)."""
         assert isinstance(node, ast.Subscript)
         base = ctx.kind(node.value)
         index = node.slice
@@ -72,6 +76,9 @@ class TensorAsIndex(Rule):
             elif base in (Kind.PY_SEQ, Kind.TENSORS, Kind.MODULES) and is_tensor(ctx.kind(part)):
                 role = "index into a ModuleList" if base is Kind.MODULES else "list index"
                 ctx.report(self, node, index=ctx.snippet(part), role=role)
+                return
+            elif base in TENSOR_KINDS and ctx.kind(part) is Kind.BOOL_SCALAR:
+                ctx.report(self, node, index=ctx.snippet(part), role="bool (a 0-d mask: whether to select at all)")
                 return
             elif base in TENSOR_KINDS and ctx.kind(part) in SCALAR_KINDS and ctx.kind(part) not in BOOL_KINDS:
                 ctx.report(self, node, index=ctx.snippet(part), role="integer index")

@@ -56,6 +56,8 @@ class BooleanMaskIndex(Rule):
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
             inner = part.operand if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) else part
+            if indexed in TENSOR_KINDS and ctx.kind(part) is Kind.BOOL_SCALAR:
+                return  # a 0-d mask is a data-dependent bool, not a selection: GM205, which no flag removes
             if indexed in TENSOR_KINDS:
                 selects = ctx.kind(part) in BOOL_KINDS or ctx.named_mask(inner)  # `x[~mask]` selects as `x[mask]` does
                 selects = selects or _compares_unknown_values(part, ctx)
