@@ -641,6 +641,9 @@ _TENSOR_ANNOTATIONS = frozenset(
         "torch.ByteTensor",
         "torch.nn.Parameter",
         "torch.nn.parameter.Parameter",
+        # the factory function written for the class (Coqui TTS's `rand_segments(x: torch.tensor,
+        # x_lengths: torch.tensor = None, ...)`): as an annotation it can only mean a tensor
+        "torch.tensor",
     }
 )
 _BOOL_TENSOR_ANNOTATIONS = frozenset({"torch.BoolTensor"})

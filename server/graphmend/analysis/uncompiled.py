@@ -24,8 +24,9 @@ param_evidence.tensor_evidence). Left out, as code that is run but not compiled:
 - data-pipeline and optimizer code by its place: files under a `data/`, `datasets/`, `transforms/`,
   `augmentation/`, `preprocessing/` or `optim/` folder, and `transforms.py`, `mixup.py`,
   `dataset.py` and the like (issue 16: most of timm's findings were in its augmentation code);
-- functions decorated by anything but `staticmethod`, `classmethod` and torch's own decorators
-  (`@app.route`, `@pytest.fixture`: something else calls them).
+- functions decorated by anything but `staticmethod`, `classmethod`, torch's own decorators and
+  the file's own decorators that return a wrapper calling them (`@app.route`, `@pytest.fixture`:
+  something else calls them).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePath
 
+from .decorators import returned_wrapper
 from .kinds import TENSOR_KINDS
 from .param_evidence import tensor_evidence
 from .symbols import ClassInfo, ModuleIndex, annotation_kind, decorator_target, plain_class
@@ -93,7 +95,7 @@ def uncompiled_candidates(
     # runs there too; one called from anything else (a function that only passes tensors on,
     # with no evidence of its own) is checked itself.
     everything = [*index.functions.values(), *(m for info in index.classes.values() for m in info.methods.values())]
-    callers = _callers(index.source, [(f, c is not None) for f, c in eligible], everything)
+    callers = _callers(index.source, [(f, c is not None) for f, c in eligible], everything, index.tree)
     for function, cls in eligible:
         if id(function) not in callers and id(function) not in walked:
             yield function, cls
@@ -123,12 +125,17 @@ def _data_pipeline(path: str, root: PurePath | None) -> bool:
     return any(part in _PIPELINE_FOLDERS for part in folders)
 
 
-def _callers(text: str, candidates: list[tuple[ast.FunctionDef, bool]], functions: list[ast.FunctionDef]) -> dict[int, set[int | None]]:
+def _callers(
+    text: str, candidates: list[tuple[ast.FunctionDef, bool]], functions: list[ast.FunctionDef], tree: ast.Module | None = None
+) -> dict[int, set[int | None]]:
     """For each candidate the module's text calls (`name(` not after a dot or a name character for
     a function, `.name(` for a method): id() of the functions of `functions` whose lines hold the
     calls, None for a call outside them. Read from the text with one regular expression per kind
     (not a walk of every function: this runs on every keystroke); a name in a string or a comment
-    counts as a call, which only makes the candidate depend on that "caller"."""
+    inside a function counts as a call, which only makes the candidate depend on that "caller".
+    Outside the functions such a mention would make the candidate run at import time only, so
+    there a match counts only where `tree` has the call: the module docstring of RAFT's
+    `sequence_loss` quotes `loss, metrics = sequence_loss(...)` from the training script."""
     plain = {f.name for f, method in candidates if not method and text.count(f"{f.name}(") > 1}
     methods = {f.name for f, method in candidates if method and f".{f.name}(" in text}
     if not plain and not methods:
@@ -151,21 +158,50 @@ def _callers(text: str, candidates: list[tuple[ast.FunctionDef, bool]], function
 
     plain_lines = calls(r"(?<![\w.])({})\s*\(", plain)
     method_lines = calls(r"\.({})\s*\(", methods)
+    outside: set[tuple[str, int]] | None = None  # the calls outside `functions`, found once asked
     found: dict[int, set[int | None]] = {}
     for function, method in candidates:
         lines = (method_lines if method else plain_lines).get(function.name, [])
         others = {enclosing(line) for line in lines if line != function.lineno}  # not its own `def` line
+        if None in others and tree is not None:
+            outside = _calls_outside(tree, functions) if outside is None else outside
+            if not any(enclosing(line) is None and (function.name, line) in outside for line in lines):
+                others.discard(None)  # only mentioned there, in a docstring or a comment
         if others:
             found[id(function)] = others
     return found
 
 
+def _calls_outside(tree: ast.Module, functions: list[ast.FunctionDef]) -> set[tuple[str, int]]:
+    """(called name, line of the name) of each call outside the bodies of `functions`: the module's
+    top level, class bodies, decorators and default values."""
+    skipped = {id(f) for f in functions}
+    found: set[tuple[str, int]] = set()
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) in skipped:
+            stack.extend([*node.decorator_list, *node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)])
+            continue
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name):
+                found.add((node.func.id, node.func.lineno))
+            elif isinstance(node.func, ast.Attribute):
+                found.add((node.func.attr, node.func.end_lineno or node.func.lineno))
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _plain_decorators(function: ast.FunctionDef, index: ModuleIndex) -> bool:
     """Whether every decorator leaves the function called as written (torch's own, such as
-    `@torch.no_grad()`, and `staticmethod`/`classmethod`)."""
+    `@torch.no_grad()`, and `staticmethod`/`classmethod`), or wrapped by a decorator of the file
+    whose returned wrapper calls it (kornia's `@perform_keep_shape_image` on `equalize`): a call
+    of the decorated name still runs it, where its callers are, not in a framework's own code."""
     for decorator in function.decorator_list:
         target = decorator_target(decorator)
         if isinstance(target, ast.Name) and target.id in _KEPT_DECORATORS:
+            continue
+        if isinstance(target, ast.Name) and target.id in index.functions and returned_wrapper(index.functions[target.id]) is not None:
             continue
         qualified = index.qualname(target) or ""
         if not qualified.startswith("torch."):
@@ -184,7 +220,7 @@ def _parameters(function: ast.FunctionDef, cls: ClassInfo | None) -> list[ast.ar
 
 def _takes_tensors(function: ast.FunctionDef, cls: ClassInfo | None, index: ModuleIndex, text_of: Callable[[ast.AST], str]) -> bool:
     params = _parameters(function, cls)
-    if any(annotation_kind(index.param_annotation(function, arg), index) in TENSOR_KINDS for arg in params):
+    if any(_declares_tensors(index.param_annotation(function, arg), index) for arg in params):
         return True
     unannotated = [arg.arg for arg in params if arg.annotation is None]
     return bool(unannotated) and bool(tensor_evidence(text_of(function), unannotated, lambda callee: imported_tensor_call(index, callee)))
@@ -196,6 +232,26 @@ def imported_tensor_call(index: ModuleIndex, callee: str) -> bool:
     root, _, rest = callee.partition(".")
     target = index.imports.get(root)
     return target is not None and takes_tensor_argument(f"{target}.{rest}" if rest else target)
+
+
+def _declares_tensors(annotation: ast.expr | None, index: ModuleIndex) -> bool:
+    """Whether a parameter's annotation says it holds tensors: a tensor kind, or a tensor type
+    anywhere inside it (`List[Tensor]` for torch's `clip_grad_norm_`, `Union[Tensor, List[Tensor]]`
+    for torchvision's `make_grid`): the function works on tensors whatever else it accepts."""
+    if annotation is None:
+        return False
+    if annotation_kind(annotation, index) in TENSOR_KINDS:
+        return True
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):  # `"List[Tensor]"`
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            return False
+    return any(
+        isinstance(node, (ast.Name, ast.Attribute)) and annotation_kind(node, index) in TENSOR_KINDS
+        for node in ast.walk(annotation)
+        if node is not annotation
+    )
 
 
 def _runs_training(function: ast.FunctionDef, index: ModuleIndex, text_of: Callable[[ast.AST], str]) -> bool:
