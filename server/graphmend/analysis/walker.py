@@ -1320,6 +1320,7 @@ class FunctionWalker:
         return self.qualname(target) in SAFE_CONTEXT_MANAGERS
 
     def _try(self, stmt: ast.Try) -> bool:
+        self._statement_rules(stmt)  # GM530: imports the `try` probes (not a break *in* the `try`: see there)
         self.amplifiers.append(Amplifier("try", stmt, "`try` block", self.function_name))
         try:
             self.walk_body(stmt.body)

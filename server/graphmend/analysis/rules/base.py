@@ -47,6 +47,7 @@ class RuleContext(Protocol):
     """What a rule may ask of the walker while it checks a node."""
 
     function_name: str
+    function: ast.FunctionDef | ast.AsyncFunctionDef  # the function walked
     is_entry: bool
 
     @property

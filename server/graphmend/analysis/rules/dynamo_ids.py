@@ -38,6 +38,7 @@ GRAPH_BREAK_TYPES: dict[str, str] = {
     "GB0055": "Failed to convert args/kwargs to proxy",
     "GB0059": "Failed to trace builtin operator",
     "GB0066": "Graph break under GenericContextWrappingVariable",
+    "GB0069": "Import failure",
     "GB0088": "Observed exception",
     "GB0092": "Reconstruction failure",
     "GB0098": "Skip calling `torch.compiler.disable()`d function",

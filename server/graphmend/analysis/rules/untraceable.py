@@ -8,6 +8,9 @@ unsupported context managers and a handful of C-implemented standard-library hel
 from __future__ import annotations
 
 import ast
+import codecs
+import functools
+import importlib.util
 from collections.abc import Mapping
 from typing import ClassVar
 
@@ -408,3 +411,133 @@ class TensorResize(Rule):
         held = receiver(node)
         if held is not None and ctx.kind(held) not in self._not_tensors and ctx.qualname(held) is None:
             ctx.report(self, node)
+
+
+class MissingOptionalImport(Rule):
+    """`try: from flash_attn_interface import f` / `except ImportError:` inside compiled code: an
+    optional dependency probed while tracing. Dynamo runs the import itself, and where it raises
+    it logs "Import failure" and skips the whole frame (measured on torch 2.13 for `import m`,
+    `import m.sub as s` and `from m import f`, before and after traced ops); an import that
+    succeeds (an installed module, loaded or not) traces. Whether it raises is a fact of the
+    environment, so the rule asks the import system, without importing anything, whether the
+    top-level package can be found here: only a package missing from this environment fires.
+    Unguarded imports are left out (the program then fails eagerly too), and so are relative
+    imports and a missing name or submodule of an installed package (finding those would import it)."""
+
+    code = "GM530"
+    statement_types = (ast.Try,)
+    # Handlers that catch a failed import, so that the program runs eagerly without the package.
+    _catching = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+    def check_statement(self, node: ast.stmt, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Try)
+        if not any(self._catches(handler) for handler in node.handlers):
+            return
+        for stmt in node.body:
+            module = next((m for m in _imported_top_level(stmt) if _missing(m)), None)
+            if module is not None:
+                ctx.report(self, stmt, effect=self._cost(ctx), module=module)
+                return  # the first failing import skips the frame: later ones are never reached
+
+    @staticmethod
+    def _cost(ctx: RuleContext) -> Effect:
+        """In the compiled function itself dynamo skips the frame. In a helper it breaks the graph at
+        the call (what that costs the caller, in a loop say, is the walker's) and logs nothing
+        more: unlike a break inside a helper's `try` (`.item()`), the helper is then not a frame
+        dynamo reports skipping (measured, plain and `functools.cache` helpers)."""
+        return Effect.FRAME_SKIP if ctx.is_entry else Effect.BREAK
+
+    def _catches(self, handler: ast.ExceptHandler) -> bool:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return any(isinstance(t, ast.Name) and t.id in self._catching for t in types)
+
+
+def _imported_top_level(stmt: ast.stmt) -> list[str]:
+    """The top-level packages an absolute import statement loads, in order; none for others."""
+    if isinstance(stmt, ast.Import):
+        return [alias.name.partition(".")[0] for alias in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.level == 0 and stmt.module:
+        return [stmt.module.partition(".")[0]]
+    return []
+
+
+def _missing(module: str) -> bool:
+    """True when no top-level package of this name can be found (find_spec of a top-level name
+    imports nothing)."""
+    try:
+        return importlib.util.find_spec(module) is None
+    except (ImportError, ValueError):
+        return False
+
+
+# Methods of a bytes value dynamo has no rule for: all but `decode` (its constant-folding covers
+# str methods and bytes.decode only). Class-level constructors (`fromhex`, `maketrans`) are called
+# on `bytes`, not on a value.
+_BYTES_METHODS = frozenset(m for m in vars(bytes) if not m.startswith("_") and m not in {"decode", "fromhex", "maketrans"})
+
+
+class BytesMethod(Rule):
+    """`text.encode("utf-8").replace(b"[S1]", b"\\x01")` in compiled code: dynamo folds str methods
+    and `bytes.decode` as constants but has no rule for any other bytes method (measured on torch
+    2.13: replace, upper, split, startswith; `encode`, `decode`, `len`, `list`, `+` trace). A value
+    is taken for bytes only where the code says so: a bytes literal, `.encode(<codec name>)` (a
+    tokenizer's `encode("some text")` names no codec) or a string literal's `.encode()`, or a local
+    name bound once, in this function, to one of those."""
+
+    code = "GM531"
+    methods = _BYTES_METHODS
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call)
+        held = receiver(node)
+        if held is not None and _is_bytes(held, ctx.function):
+            ctx.report(self, node, method=node.func.attr if isinstance(node.func, ast.Attribute) else "")
+
+
+def _is_bytes(node: ast.expr, function: ast.AST) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in _bytes_names(function)
+    return _makes_bytes(node)
+
+
+def _makes_bytes(node: ast.expr) -> bool:
+    """A bytes literal, or an `encode` call that is certainly str.encode."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bytes)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "encode"):
+        return False
+    if isinstance(node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
+        return True
+    encoding = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "encoding"), None)
+    return isinstance(encoding, ast.Constant) and isinstance(encoding.value, str) and _is_codec(encoding.value)
+
+
+def _is_codec(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=32)
+def _bytes_names(function: ast.AST) -> frozenset[str]:
+    """Names bound once in `function`, by a plain assignment, to bytes. Any other binding (a
+    parameter, a loop target, an augmented assignment, a nested scope's, a second assignment)
+    leaves a name out. Computed once per function: the methods hooked are common names."""
+    stores: dict[str, int] = {}
+    params: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            stores[node.id] = stores.get(node.id, 0) + 1
+        elif isinstance(node, ast.arg):
+            params.add(node.arg)
+    names = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if stores[name] == 1 and name not in params and _makes_bytes(node.value):
+                names.add(name)
+    return frozenset(names)
