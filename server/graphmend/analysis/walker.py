@@ -363,8 +363,9 @@ class FunctionWalker:
             unproven = [name for name in needs_evidence if self.evaluator.env[name] is Kind.UNKNOWN]
             if unproven:
                 self.evaluator.env.update(self._handed_to_tensor_taking_functions(text, unproven))
-        stored = self._store_lines()
-        self.evaluator.fixed_truths = {name: truth for name, truth in self.given_truths.items() if name not in stored}
+        if self.given_truths:  # most walks have none: the function's stores are then not needed
+            stored = self._store_lines()
+            self.evaluator.fixed_truths = {name: truth for name, truth in self.given_truths.items() if name not in stored}
 
     def _handed_to_tensor_taking_functions(self, text: str, candidates: list[str]) -> dict[str, Kind]:
         """Parameters handed to a lambda or function defined in this one, or to a helper of the
