@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..symbols import LOCK_CLASSES, RNN_FLAG, SPARSE_CONSTRUCTORS, SPARSE_METHODS
+from ..tensors import plain_assignments
 from .base import Effect, Rule, RuleContext, receiver
 from .catalogue import Example, words_for
 
@@ -525,19 +526,12 @@ def _is_codec(name: str) -> bool:
 @functools.lru_cache(maxsize=32)
 def _bytes_names(function: ast.AST) -> frozenset[str]:
     """Names bound once in `function`, by a plain assignment, to bytes. Any other binding (a
-    parameter, a loop target, an augmented assignment, a nested scope's, a second assignment)
-    leaves a name out. Computed once per function: the methods hooked are common names."""
-    stores: dict[str, int] = {}
-    params: set[str] = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            stores[node.id] = stores.get(node.id, 0) + 1
-        elif isinstance(node, ast.arg):
-            params.add(node.arg)
-    names = set()
-    for node in ast.walk(function):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            name = node.targets[0].id
-            if stores[name] == 1 and name not in params and _makes_bytes(node.value):
-                names.add(name)
-    return frozenset(names)
+    parameter, a loop target, an augmented assignment, a second assignment) leaves a name out.
+    Computed once per function: the methods hooked are common names."""
+    arguments = function.args if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
+    params = {a.arg for a in ast.walk(arguments) if isinstance(a, ast.arg)} if arguments is not None else set()
+    return frozenset(
+        name
+        for name, values in plain_assignments(function).items()
+        if values is not None and len(values) == 1 and name not in params and _makes_bytes(values[0])
+    )
