@@ -32,6 +32,7 @@ from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
 from .slice_bounds import SliceBoundsFixer
 from .traceable_query import TraceableQueryFixer
+from .training_draw import TrainingDrawFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
 from .where import WhereFixer
 from .while_loop import WhileLoopFixer
@@ -59,6 +60,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     LogicValueFixer(),  # after the ordered op: a check or log on `a and b` moves whole into the op
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
+    TrainingDrawFixer(),
     RemoveDisableFixer(),
     BoundedCountsFixer(),
     ComprehensionLoopFixer(),
