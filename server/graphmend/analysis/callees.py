@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Callable
 
+from .kinds import Kind
 from .module_state import constructed_classes, instance_container
 from .symbols import ClassInfo
 from .tensors import Evaluator, own_nodes
@@ -35,6 +36,9 @@ class CalleeResolver:
         # locals bound to an object this function constructs (`solver = SOLVERS[method](...)`):
         # dynamo has no source for such an object (see built_here)
         self.built_locals: set[str] = set()
+        # attributes of `self` this function binds to an object it constructs, with the classes:
+        # GPyTorch's `self.distance_module = Distance(...)` (see built_here)
+        self.built_attrs: dict[str, tuple[str, ...]] = {}
         # local display of instances -> their classes, and whether iterating it gives them (not a dict)
         self.container_classes: dict[str, tuple[tuple[str, ...], bool]] = {}
         self.function = function
@@ -205,21 +209,49 @@ class CalleeResolver:
         return self.evaluator.instance_classes_of(value)  # `module.spec` in a hook the module registers on itself
 
     def built_here(self, call: ast.Call) -> bool:
-        """`call` is a method call on an object of a plain class (not an nn.Module) that this
-        function constructs: a local bound to `Cls(...)` or `REGISTRY[key](...)`, or the
-        construction itself (`Cls(...).run(x)`)."""
+        """`call` is a method call on an object that this function constructs: a local bound to
+        `Cls(...)` or `REGISTRY[key](...)`, the construction itself (`Cls(...).run(x)`) of a plain
+        class, or an attribute of `self` bound to an nn.Module built here where `__init__` leaves it
+        None (GPyTorch's `self.distance_module = Distance(...)` under `if not
+        self.distance_module:`, then `self.distance_module._sq_dist(...)`).
+        Measured on torch 2.13 where the method breaks: a local holding a plain object or a
+        module, and a module stored on `self`, leave dynamo unable to resume the caller ("cannot
+        resume", the rest of it eager); a module constructed in place, or a plain object stored on
+        `self`, make it skip the caller outright instead, which GM528 does not describe."""
         func = call.func
         if not isinstance(func, ast.Attribute):
             return False
         receiver = func.value
         if isinstance(receiver, ast.Name) and receiver.id in self.built_locals:
-            classes = self._infos(self.instance_classes.get(receiver.id, ()))
-        elif isinstance(receiver, ast.Call):
+            return bool(self._infos(self.instance_classes.get(receiver.id, ())))
+        if isinstance(receiver, ast.Attribute) and self._is_self(receiver.value) and receiver.attr in self.built_attrs and self._lazily_built(receiver.attr):
+            classes = self._infos(self.built_attrs[receiver.attr])
+            return bool(classes) and all(info.is_module for info in classes)
+        if isinstance(receiver, ast.Call):
             constructed = self._constructed_class(receiver)
             classes = [constructed] if constructed is not None else self._infos(self._registry_of(receiver.func) or ())
+            return bool(classes) and not any(info.is_module for info in classes)
+        return False
+
+    def _lazily_built(self, attr: str) -> bool:
+        """Whether `__init__` sets `self.<attr>` to None: the first call then builds it (under
+        `if not self.distance_module:`), and so the compiled code does; an attribute `__init__`
+        builds already holds an object dynamo reads through `self` (the test is then false)."""
+        cls = self.evaluator.cls
+        return cls is not None and cls.attr_kinds.get(attr) is Kind.NONE
+
+    def _is_self(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id == self.evaluator.self_name
+
+    def _bind_built_attr(self, target: ast.Attribute, value: ast.expr) -> None:
+        """Remember `self.<attr> = Cls(...)` (or a registry's construction) as built here; any
+        other binding of the attribute forgets it."""
+        constructed = self._constructed_class(value)
+        classes = (constructed.name,) if constructed is not None else self._registry_of(value.func) if isinstance(value, ast.Call) else None
+        if classes:
+            self.built_attrs[target.attr] = classes
         else:
-            return False
-        return bool(classes) and not any(info.is_module for info in classes)
+            self.built_attrs.pop(target.attr, None)
 
     def _registry_of(self, func: ast.expr) -> tuple[str, ...] | None:
         """`SOLVERS[method]` where `SOLVERS` is a module-level registry of in-file classes
@@ -239,6 +271,9 @@ class CalleeResolver:
                 held = self._held_in(holder.id, bare=False) if isinstance(holder, ast.Name) else ()
                 if isinstance(target.elts[1], ast.Name) and held:
                     self.instance_classes[target.elts[1].id] = held  # for name, head in heads.items()
+            return
+        if isinstance(target, ast.Attribute) and self._is_self(target.value) and not iterating:
+            self._bind_built_attr(target, value)
             return
         if not isinstance(target, ast.Name):
             return

@@ -23,7 +23,7 @@ from .kinds import Kind, join
 from .latent import mark_latent
 from .param_evidence import tensor_evidence
 from .regions import Entry, find_entries
-from .rules import INTERNAL_ERROR_CODE, RuleSet
+from .rules import INTERNAL_ERROR_CODE, Effect, RuleSet
 from .rules.untraceable import RECURRENT_READ_TYPES, RecurrentModuleCall
 from .source import SourceFile
 from .symbols import ClassInfo, ModuleIndex
@@ -206,15 +206,19 @@ class ModuleAnalysis:
         (torchdiffeq's `solver = SOLVERS[method](...)` then `solver.integrate(t)`): to resume after
         the break dynamo must rebuild the bound method, and it has no source for an object made
         while tracing ("Reconstruction failure"), so it gives up on the calling function as well
-        (measured on torch 2.13: the method's own break is reported too; an object passed in or
-        held by `self` has a source and the caller resumes as usual)."""
+        (measured on torch 2.13: the method's own break is reported too; an object passed in, or
+        one `__init__` stored on `self`, has a source and the caller resumes as usual)."""
         rule = self.rules.by_code.get("GM528")
         if rule is None or not self._built_object_calls:
             return
         for call, caller, functions in self._built_object_calls:
             if any(self._breaks_under(function) for function in functions):
                 assert isinstance(call.func, ast.Attribute)
-                caller.report(rule, call, method=call.func.attr, receiver=caller.snippet(call.func.value))
+                # held in a name or on `self`, dynamo says it cannot resume, and compiles the caller
+                # up to the call (measured: GPyTorch's cached distance module, a local `stepper`);
+                # constructed in place, it skips the caller outright (the rule's own effect)
+                effect = None if isinstance(call.func.value, ast.Call) else Effect.RESUME_FAILS
+                caller.report(rule, call, effect=effect, method=call.func.attr, receiver=caller.snippet(call.func.value))
 
     def _breaks_under(self, function: int) -> bool:
         """Whether something in `function`, or in what it calls, breaks (memoised)."""
@@ -256,44 +260,55 @@ class ModuleAnalysis:
             self._eager_calls.setdefault(id(call), call)
 
     def asserted_tensor_params(self, function: ast.FunctionDef) -> frozenset[str]:
-        """The parameters `function` asserts are tensors in the asserts that open its body
-        (`assert isinstance(timelike, torch.Tensor), msg`, after the docstring at most): a call
-        that returns passed tensors. An assert after other code may test a name that code rebound."""
+        """The parameters `function` has checked are tensors by the time it returns: a statement of
+        its body (not one nested in an `if`, a loop or a `try`) that asserts
+        `isinstance(timelike, torch.Tensor)`, or calls a helper that does so for what it is handed
+        (torchdiffeq's `_check_inputs` calls `_check_timelike('t', t, True)` after normalising its
+        options). Every return of the function passes such a statement, so a call that returns was
+        handed a tensor there; only while no statement before it may return (a `return` there
+        skips the check) or rebinds the parameter (the check then tests another value)."""
         key = id(function)
         found = self._asserted_params.get(key)
-        if found is None:
-            names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-            self._asserted_params[key] = frozenset()  # a recursive helper asks again while this runs
-            leading = []  # the asserts that open the body: nothing before them can rebind or return
-            checked: set[str] = set()  # parameters a checking helper called first asserts on
-            for statement in function.body:
-                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) and isinstance(statement.value.value, str):
-                    continue
-                if isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call):
-                    # torchdiffeq's `_check_inputs` opens with `_check_timelike('t', t, True)`
-                    helper = self.index.functions.get(call.func.id) if isinstance(call.func, ast.Name) else None
-                    if helper is None:
-                        break
-                    passed = passed_arguments(helper.args.posonlyargs + helper.args.args, call)
-                    checked |= {given.id for name in self.asserted_tensor_params(helper) if isinstance(given := passed.get(name), ast.Name) and given.id in names}
-                    continue
-                if not isinstance(statement, ast.Assert):
-                    break
-                leading.append(statement)
-            found = frozenset(checked) | frozenset(
-                test.args[0].id
-                for statement in leading
-                if isinstance(statement, ast.Assert)
-                and isinstance(test := statement.test, ast.Call)
-                and isinstance(test.func, ast.Name)
-                and test.func.id == "isinstance"
-                and len(test.args) == 2
-                and isinstance(test.args[0], ast.Name)
-                and test.args[0].id in names
-                and self.index.qualname(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter")
-            )
-            self._asserted_params[key] = found
+        if found is not None:
+            return found
+        self._asserted_params[key] = frozenset()  # a recursive helper asks again while this runs
+        if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own_nodes(function)):
+            return frozenset()  # calling a generator runs none of its body
+        names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
+        checked: set[str] = set()
+        rebound: set[str] = set()  # parameters a statement before the one looked at binds again
+        for statement in function.body:
+            unchanged = names - rebound
+            checked |= self._checked_by_statement(statement, unchanged)
+            nodes: list[ast.AST] = [statement] if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [statement, *own_nodes(statement)]
+            if any(isinstance(node, ast.Return) for node in nodes):
+                break
+            rebound |= _bound_names(statement, nodes)
+        found = frozenset(checked)
+        self._asserted_params[key] = found
         return found
+
+    def _checked_by_statement(self, statement: ast.stmt, names: set[str]) -> set[str]:
+        """The names of `names` that `statement` checks are tensors: `assert isinstance(x,
+        torch.Tensor)`, or a call of a helper of this file that checks what it is handed."""
+        if isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call) and isinstance(call.func, ast.Name):
+            helper = self.index.functions.get(call.func.id)
+            if helper is None:
+                return set()
+            passed = passed_arguments(helper.args.posonlyargs + helper.args.args, call)
+            return {given.id for name in self.asserted_tensor_params(helper) if isinstance(given := passed.get(name), ast.Name) and given.id in names}
+        if (
+            isinstance(statement, ast.Assert)
+            and isinstance(test := statement.test, ast.Call)
+            and isinstance(test.func, ast.Name)
+            and test.func.id == "isinstance"
+            and len(test.args) == 2
+            and isinstance(test.args[0], ast.Name)
+            and test.args[0].id in names
+            and self.index.qualname(test.args[1]) in ("torch.Tensor", "torch.nn.Parameter")
+        ):
+            return {test.args[0].id}
+        return set()
 
     def helper_tensor_params(self, function: ast.FunctionDef) -> frozenset[str]:
         """The positional parameters a module-level helper uses as tensors: by its text
@@ -436,6 +451,13 @@ class ModuleAnalysis:
             self._broken_roots.add(self._root)
             if self._walking is not None:
                 self._breaking.add(self._walking)
+
+
+def _bound_names(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:
+    """The names a statement of a function binds in the function's scope (`nodes` are its own)."""
+    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {statement.name}
+    return {node.id for node in nodes if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
 
 
 def _evaluated_with(call: ast.Call, method_call: ast.Call) -> bool:

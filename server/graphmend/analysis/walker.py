@@ -25,7 +25,7 @@ from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
 from .decorators import Wrapping
-from .kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
+from .kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
 from .numpy_values import NumpyValues
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
@@ -327,6 +327,11 @@ class FunctionWalker:
                 kind = Kind.UNKNOWN
             if kind is Kind.UNKNOWN:
                 kind = self.param_kinds.get(arg.arg, Kind.UNKNOWN)
+            elif kind is Kind.TENSOR and self.param_kinds.get(arg.arg) in BOOL_KINDS:
+                # `edge_mask: Tensor` handed `edge_type == i` (PyG's `masked_edge_index`): the
+                # annotation says a tensor but not its dtype, and indexing with a mask has a
+                # data-dependent shape
+                kind = self.param_kinds[arg.arg]
             elif kind is Kind.PY_SEQ and arg.arg in self.given_tensor_displays:
                 # A caller writes out a tuple of tensors for it: dynamo traces values, and
                 # `paddings: tuple[int, int]` is handed `(self.padding_total, extra)` buffers in

@@ -343,7 +343,7 @@ class HeldTensorMethodCall(Rule):
 
 class MethodOfObjectBuiltWhileTracing(Rule):
     """Reported by ModuleAnalysis once every function is walked (no hook): a method that breaks,
-    called on an object of a plain class the compiled code constructs (see
+    called on an object the compiled code constructs (see CalleeResolver.built_here and
     ModuleAnalysis._built_object_breaks)."""
 
     code = "GM528"
