@@ -272,12 +272,17 @@ class ModuleAnalysis:
         if found is not None:
             return found
         self._asserted_params[key] = frozenset()  # a recursive helper asks again while this runs
+        # Only a statement that may check can add a name: none (most functions) needs no walk at all,
+        # and statements after the last one can only stop the loop or rebind, which then matters to none.
+        last = max((i for i, statement in enumerate(function.body) if self._may_check(statement)), default=None)
+        if last is None:
+            return frozenset()
         if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in own_nodes(function)):
             return frozenset()  # calling a generator runs none of its body
         names = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
         checked: set[str] = set()
         rebound: set[str] = set()  # parameters a statement before the one looked at binds again
-        for statement in function.body:
+        for statement in function.body[: last + 1]:
             unchanged = names - rebound
             checked |= self._checked_by_statement(statement, unchanged)
             nodes: list[ast.AST] = [statement] if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else [statement, *own_nodes(statement)]
@@ -287,6 +292,12 @@ class ModuleAnalysis:
         found = frozenset(checked)
         self._asserted_params[key] = found
         return found
+
+    def _may_check(self, statement: ast.stmt) -> bool:
+        """Whether `statement` has the shape `_checked_by_statement` reads (before its names are known)."""
+        if isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call) and isinstance(call.func, ast.Name):
+            return call.func.id in self.index.functions
+        return isinstance(statement, ast.Assert) and isinstance(statement.test, ast.Call) and isinstance(statement.test.func, ast.Name) and statement.test.func.id == "isinstance"
 
     def _checked_by_statement(self, statement: ast.stmt, names: set[str]) -> set[str]:
         """The names of `names` that `statement` checks are tensors: `assert isinstance(x,
