@@ -302,17 +302,15 @@ class ModuleAnalysis:
     def _checked_by_statement(self, statement: ast.stmt, names: set[str]) -> set[str]:
         """The names of `names` that `statement` checks are tensors: `assert isinstance(x,
         torch.Tensor)`, or a call of a helper of this file that checks what it is handed."""
+        if not self._may_check(statement):
+            return set()
         if isinstance(statement, ast.Expr) and isinstance(call := statement.value, ast.Call) and isinstance(call.func, ast.Name):
-            helper = self.index.functions.get(call.func.id)
-            if helper is None:
-                return set()
+            helper = self.index.functions[call.func.id]
             passed = passed_arguments(helper.args.posonlyargs + helper.args.args, call)
             return {given.id for name in self.asserted_tensor_params(helper) if isinstance(given := passed.get(name), ast.Name) and given.id in names}
         if (
             isinstance(statement, ast.Assert)
             and isinstance(test := statement.test, ast.Call)
-            and isinstance(test.func, ast.Name)
-            and test.func.id == "isinstance"
             and len(test.args) == 2
             and isinstance(test.args[0], ast.Name)
             and test.args[0].id in names

@@ -166,6 +166,12 @@ def site_name(ctx: FixContext, function: Function, what: str, taken: set[str] | 
     return name
 
 
+def site_origin(ctx: FixContext, function: Function) -> str:
+    """`Class.method` (or the function's own name): where a site function's code was moved from."""
+    classes = [a.name for a in reversed(list(ctx.ancestors(function))) if isinstance(a, ast.ClassDef)]
+    return ".".join([*classes, function.name])
+
+
 def site_text(ctx: FixContext, name: str, site: Site, origin: str) -> str:
     torch = ctx.torch_name()
     params = ", ".join(f"{p.name}: {p.type.annotation(torch)}" for p in site.params)

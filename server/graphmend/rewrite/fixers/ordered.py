@@ -41,7 +41,7 @@ from ..context import FixContext
 from ..effects import MUTATING_METHODS, EffectCall, effect_of, makes_metric_recorder
 from ..flow import read_after
 from ..model import DeclineError, Fix, Safety
-from ..ordered_helper import module_edits, module_edits_for, site_name, site_text
+from ..ordered_helper import module_edits, module_edits_for, site_name, site_origin, site_text
 from ..ordered_site import build_site, local_names, movable_kind, split_test, statement_node
 from ..purity import check_pure, is_pure
 from ..py_types import STR, VALUE, Function, own_nodes, value_type
@@ -149,7 +149,7 @@ class OrderedEffectFixer:
             return Fix(finding, _title(effects, ctx, block), Safety.SAFE, ())
         what = _word(effects)
         name = site_name(ctx, function, what)
-        origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(function))) if isinstance(a, ast.ClassDef)), function.name])
+        origin = site_origin(ctx, function)
         call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
         target = statement_node(ctx, function, block)
         replacement: cst.CSTNode | cst.FlattenSentinel
@@ -236,7 +236,7 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
             raise DeclineError("unknown-type", f"cannot pass `{unknown.argument}` into the op: its type is not known")
         name = site_name(ctx, caller, "check" if checks else "report", taken)
         taken.add(name)
-        origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(caller))) if isinstance(a, ast.ClassDef)), caller.name])
+        origin = site_origin(ctx, caller)
         call = cst.Expr(cst.parse_expression(f"{name}({', '.join(p.argument for p in site.params)})"))
         target = statement_node(ctx, caller, block)
         replacement = cst.SimpleStatementLine([call], leading_lines=target.leading_lines) if isinstance(target, cst.If) else call

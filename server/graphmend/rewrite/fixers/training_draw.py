@@ -37,7 +37,9 @@ import libcst as cst
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
-from ..ordered_helper import HELPER, module_edits, site_name
+from ..ordered_helper import module_edits, site_name, site_origin, site_text
+from ..ordered_site import Site, local_names
+from ..py_types import Function
 
 # The generators whose draws are state that must advance as before (GM309's catalogue names the
 # rest: seeding, shuffling in place, uuid and os.urandom are not draws whose value is dropped).
@@ -83,12 +85,11 @@ class TrainingDrawFixer:
             module_edits(ctx, function, "")
             return Fix(finding, title, Safety.SAFE, ())
         site = site_name(ctx, function, "draw")
-        origin = ".".join([*(a.name for a in reversed(list(ctx.ancestors(function))) if isinstance(a, ast.ClassDef)), function.name])
-        site_text = f'@{HELPER}\ndef {site}() -> None:\n    """Moved out of `{origin}` by GraphMend (see {HELPER})."""\n    {ctx.code(call)}\n'
         text = f"if {flag}:\n    {ctx.code(statement)}\nelse:\n    {site}()\n"
         target = ctx.cst_node(function, statement, cst.SimpleStatementLine)
         replacement = cst.ensure_type(cst.parse_statement(text), cst.If).with_changes(leading_lines=target.leading_lines)
-        edits = [ctx.rewrite(function, {target: replacement}), *module_edits(ctx, function, site_text)]
+        moved = site_text(ctx, site, Site(body=ctx.code(call) + "\n"), site_origin(ctx, function))
+        edits = [ctx.rewrite(function, {target: replacement}), *module_edits(ctx, function, moved)]
         return Fix(finding, title, Safety.SAFE, tuple(edits))
 
 
@@ -99,24 +100,14 @@ def _check_constant_arguments(ctx: FixContext, call: ast.Call) -> None:
             raise DeclineError("draw-reads-locals", f"`{ctx.excerpt(call)}` is drawn with values that are not constants")
 
 
-def _check_module_level_generator(ctx: FixContext, function: ast.AST, call: ast.Call) -> None:
-    """The moved call names its module through the module's own import (`np`, `random`)."""
+def _check_module_level_generator(ctx: FixContext, function: Function, call: ast.Call) -> None:
+    """The moved call names its module through the module's own import (`np`, `random`), which a
+    module-level function sees only where no enclosing function binds the name too."""
     root = call.func
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name) or root.id not in ctx.index.imports or _binds(function, root.id):
+    if not isinstance(root, ast.Name) or root.id not in ctx.index.imports or root.id in local_names(ctx, function):
         raise DeclineError("local-generator", f"`{ctx.excerpt(call)}` does not name its generator through a module-level import")
-
-
-def _binds(function: ast.AST, name: str) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name for a in node.names):
-            return True
-        if isinstance(node, ast.arg) and node.arg == name:
-            return True
-    return False
 
 
 def _check_bound_once(function: ast.AST, name: str, statement: ast.Assign) -> None:
