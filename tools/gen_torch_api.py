@@ -10,6 +10,9 @@ type, nn.Module or logging.Logger also has: calling one on a value of unknown ty
 evidence that it is a tensor (a numpy array behaves the same under dynamo, which traces numpy as
 tensors). PYTHON_TENSOR_METHODS are the public methods torch.Tensor defines in Python (`norm`,
 `split`, `unique`): dynamo traces their source, unlike the C methods. NN_MODULE_CLASSES are the nn.Module subclasses exported by torch.nn.
+CLASS_PROPERTIES are, for each class torch.nn and torch.distributions export (by its public and its
+defining module's name), the attributes it holds as a `property` or torch's `lazy_property`, with
+which: read through `super()` in compiled code, dynamo gets the descriptor, not the value (GM532).
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ def main() -> None:
         if not name.startswith("__") and callable(obj) and not inspect.isclass(obj) and not inspect.ismodule(obj)
     )
     functional = sorted(n for n, o in vars(torch.nn.functional).items() if callable(o) and not n.startswith("_"))
+    class_properties = _class_properties()
     facts = {
         "torch_version": torch.__version__.split("+")[0],
         "tensor_methods": methods,
@@ -55,10 +59,31 @@ def main() -> None:
         "nn_module_classes": nn_modules,
         "torch_functions": functions,
         "functional": functional,
+        "class_properties": class_properties,
     }
     OUT.write_text(json.dumps(facts, indent=1) + "\n", encoding="utf-8")
     print(f"wrote {OUT}: {len(methods)} methods, {len(evidence)} evidence, {len(nn_modules)} nn classes, "
           f"{len(functions)} torch functions")
+
+
+def _class_properties() -> dict[str, dict[str, str]]:
+    """Qualified class name -> {attribute: "property" | "lazy_property"}, inherited ones included."""
+    from torch.distributions.utils import lazy_property
+
+    found: dict[str, dict[str, str]] = {}
+    for package in (torch.nn, torch.distributions):
+        for name, cls in vars(package).items():
+            if not inspect.isclass(cls) or name.startswith("_"):
+                continue
+            kinds = {}
+            for attr in sorted(dir(cls)):
+                held = inspect.getattr_static(cls, attr) if not attr.startswith("__") else None
+                if isinstance(held, (property, lazy_property)):
+                    kinds[attr] = "lazy_property" if isinstance(held, lazy_property) else "property"
+            if kinds:
+                found[f"{package.__name__}.{name}"] = kinds
+                found[f"{cls.__module__}.{cls.__qualname__}"] = kinds
+    return dict(sorted(found.items()))
 
 
 if __name__ == "__main__":

@@ -14,8 +14,11 @@ from collections.abc import Callable
 
 from .kinds import Kind
 from .module_state import constructed_classes, instance_container
-from .symbols import ClassInfo
+from .symbols import ClassInfo, ModuleIndex
 from .tensors import Evaluator, own_nodes
+
+# Library classes whose in-file subclasses the library's own code calls back into (library_dispatched).
+LIBRARY_DISPATCH_ROOT = "torch.distributions."
 
 # A function a call may run, the class it is defined in, and whether it is bound (`self` is passed).
 Callee = tuple[ast.FunctionDef, ClassInfo | None, bool]
@@ -164,6 +167,34 @@ class CalleeResolver:
                 bound = any(isinstance(d, ast.Name) and d.id == "classmethod" for d in method.decorator_list)
                 return method, index.owner.get(id(method)), bound
         return None
+
+    def library_dispatched(self, call: ast.Call) -> list[tuple[ast.FunctionDef, ClassInfo]]:
+        """The methods of an in-file subclass of a torch.distributions class that `call`
+        constructs: torch's own code calls them (`Independent(OneHotDist(...), 1).sample()` runs
+        `OneHotDist.sample`, `.mode` its `mode`), and dynamo traces that code, so they run as
+        compiled code though no call of the file names them. Dunder methods are left to their
+        own calls."""
+        constructed = self._constructed_class(call)
+        if constructed is None:
+            return []
+        return list(_library_methods(self.evaluator.index, constructed).values())
+
+    def dispatched_methods(self, call: ast.Call) -> list[tuple[ast.FunctionDef, ClassInfo]]:
+        """For `dist.sample()` on an object of no known class: the `sample` methods of the file's
+        torch.distributions subclasses that the file constructs. Such an object, wrapped by torch's
+        code (`Independent(OneHotDist(...), 1)`), is one the compiled code built: where the method
+        breaks, dynamo cannot resume the caller after the call (GM528)."""
+        func = call.func
+        if not isinstance(func, ast.Attribute) or func.attr.startswith("__") or _is_super(func.value):
+            return []
+        index = self.evaluator.index
+        if index.dispatched_methods is None:
+            index.dispatched_methods = {}
+            for info in index.classes.values():
+                if re.search(rf"\b{re.escape(info.name)}\(", index.source):
+                    for name, found in _library_methods(index, info).items():
+                        index.dispatched_methods.setdefault(name, []).append(found)
+        return index.dispatched_methods.get(func.attr, [])
 
     def _forwards_of(self, names: tuple[str, ...]) -> list[Callee]:
         """Calling a module instance runs its forward (with the caller's argument kinds); calling
@@ -426,3 +457,22 @@ def _function_names(value: ast.expr, functions: dict[str, ast.FunctionDef], stor
 
 def _is_staticmethod(function: ast.FunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
+
+
+def _is_super(node: ast.expr) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
+def _library_methods(index: ModuleIndex, cls: ClassInfo) -> dict[str, tuple[ast.FunctionDef, ClassInfo]]:
+    """Name -> the method torch's code reaches on an instance of `cls`, where `cls` derives
+    from a torch.distributions class (nothing otherwise): its own and its in-file bases' methods,
+    the first definition winning, dunder methods left out."""
+    chain = index.in_file_ancestry(cls)
+    if not any(name is not None and name.startswith(LIBRARY_DISPATCH_ROOT) for info in chain for name in info.base_names):
+        return {}
+    found: dict[str, tuple[ast.FunctionDef, ClassInfo]] = {}
+    for info in chain:
+        for name, method in info.methods.items():
+            if not name.startswith("__") and name not in found:
+                found[name] = (method, info)
+    return found

@@ -108,7 +108,7 @@ class ModuleAnalysis:
         # calls of a function of this module made in the arguments of a C tensor method call
         # (`x.masked_fill(make_pad_mask(...), 0)`): (method call, helper call, its walker, helper)
         self._method_argument_calls: list[tuple[ast.Call, ast.Call, FunctionWalker, int]] = []
-        self._built_object_calls: list[tuple[ast.Call, FunctionWalker, list[int]]] = []
+        self._built_object_calls: list[tuple[ast.Call, FunctionWalker, list[int], Effect | None]] = []
         self._breaks_memo: dict[int, bool] = {}
         self._callees: dict[int, set[int]] = {}  # id() of a walked function -> those it calls here
         self._breaking: set[int] = set()  # id() of the walked functions with a break of their own
@@ -197,9 +197,12 @@ class ModuleAnalysis:
             instance_params=instances,
         )
 
-    def note_built_object_call(self, call: ast.Call, caller: FunctionWalker, functions: list[ast.FunctionDef]) -> None:
-        """`call` runs a method of an object the caller constructed (see _built_object_breaks)."""
-        self._built_object_calls.append((call, caller, [id(f) for f in functions]))
+    def note_built_object_call(
+        self, call: ast.Call, caller: FunctionWalker, functions: list[ast.FunctionDef], effect: Effect | None = None
+    ) -> None:
+        """`call` runs a method of an object the caller constructed (see _built_object_breaks);
+        `effect` where the receiver alone does not tell it."""
+        self._built_object_calls.append((call, caller, [id(f) for f in functions], effect))
 
     def _built_object_breaks(self) -> None:
         """A method that breaks, called on an object the compiled code itself constructed
@@ -211,13 +214,13 @@ class ModuleAnalysis:
         rule = self.rules.by_code.get("GM528")
         if rule is None or not self._built_object_calls:
             return
-        for call, caller, functions in self._built_object_calls:
+        for call, caller, functions, given in self._built_object_calls:
             if any(self._breaks_under(function) for function in functions):
                 assert isinstance(call.func, ast.Attribute)
                 # held in a name or on `self`, dynamo says it cannot resume, and compiles the caller
                 # up to the call (measured: GPyTorch's cached distance module, a local `stepper`);
                 # constructed in place, it skips the caller outright (the rule's own effect)
-                effect = None if isinstance(call.func.value, ast.Call) else Effect.RESUME_FAILS
+                effect = given or (None if isinstance(call.func.value, ast.Call) else Effect.RESUME_FAILS)
                 caller.report(rule, call, effect=effect, method=call.func.attr, receiver=caller.snippet(call.func.value))
 
     def _breaks_under(self, function: int) -> bool:

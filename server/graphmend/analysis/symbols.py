@@ -157,6 +157,9 @@ class ModuleIndex:
     owner: dict[int, ClassInfo] = field(default_factory=dict)  # id(method FunctionDef) -> its class
     # torch._dynamo.config flags set to True at module level (they change what breaks)
     dynamo_flags: set[str] = field(default_factory=set)
+    # method name -> the methods of that name of the file's torch.distributions subclasses that the
+    # file constructs; None until a call asks (callees.dispatched_methods)
+    dispatched_methods: dict[str, list[tuple[ast.FunctionDef, ClassInfo]]] | None = None
     # id(FunctionDef) -> its `# type: (...) -> ...` signature (type_comments.py)
     comment_signatures: dict[int, CommentSignature] = field(default_factory=dict)
 
@@ -236,6 +239,18 @@ class ModuleIndex:
                 if found is not None:
                     return found
         return None
+
+    def in_file_ancestry(self, cls: ClassInfo) -> list[ClassInfo]:
+        """`cls` and its bases defined in this module, depth first (MRO-ish, each once)."""
+        found: list[ClassInfo] = []
+        pending = [cls]
+        while pending:
+            info = pending.pop(0)
+            if any(info is seen for seen in found):
+                continue
+            found.append(info)
+            pending[:0] = [self.classes[base] for base in info.local_bases if base in self.classes]
+        return found
 
     def attr_classes_of(self, cls: ClassInfo, name: str, element: bool = False) -> list[ClassInfo]:
         """The in-file classes `self.<name>` holds (or its elements hold, for module containers)."""

@@ -22,3 +22,6 @@ PYTHON_TENSOR_METHODS: frozenset[str] = frozenset(_FACTS["python_tensor_methods"
 NN_MODULE_CLASSES: frozenset[str] = frozenset(_FACTS["nn_module_classes"])
 TORCH_FUNCTIONS: frozenset[str] = frozenset(_FACTS["torch_functions"])
 FUNCTIONAL: frozenset[str] = frozenset(_FACTS["functional"])
+# torch.nn and torch.distributions classes (public and defining-module names) -> the attributes
+# they hold as a descriptor computing a value, and which: "property" or "lazy_property" (GM532).
+CLASS_PROPERTIES: dict[str, dict[str, str]] = _FACTS["class_properties"]

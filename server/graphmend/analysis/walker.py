@@ -851,6 +851,12 @@ class FunctionWalker:
             self.module.resolved_calls[id(call)] = [function for function, _cls, _bound in callees]
         for function, cls, bound in callees:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
+        for method, owner in self.callees.library_dispatched(call):
+            self.module.enqueue(method, owner, {}, None, caller=self.function_name, line=call.lineno)
+        if not callees and not self.evaluator.dead and isinstance(func, ast.Attribute) and self.kind(func.value) is Kind.UNKNOWN:
+            dispatched = self.callees.dispatched_methods(call)
+            if dispatched and not self.frame_input(func.value):
+                self.module.note_built_object_call(call, self, [method for method, _owner in dispatched], Effect.RESUME_FAILS)
         if callees and not self.evaluator.dead and isinstance(func, ast.Attribute) and self.callees.built_here(call) and not self.frame_input(func.value):
             # an object built before a break of this function reaches the resumed code as one of
             # its inputs, which dynamo can rebuild (kdiffusion's `pid`, built before a `while` on a

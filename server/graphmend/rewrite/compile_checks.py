@@ -434,12 +434,13 @@ def {name}(tensor, number, value) -> {torch}.Tensor:
     it: on CUDA, as a product with the reciprocal of the number's float64 `value`, rounded to the
     dtype the division computes in (float32 for float16 and bfloat16, the default float dtype for
     integers; measured on an H200, torch 2.11: 200 of 200 equal, against 7 for a true division);
-    elsewhere, a true division by `number` (the value rounded as Python's number was).
+    elsewhere, and where `value` is still a Python number (a choice that picked another value), a
+    true division by `number` (the value rounded as Python's number was).
 
     Added by GraphMend; under torch.compile the device and dtype are known while tracing, so the
     test costs no graph break.
     """
-    if not tensor.is_cuda:
+    if not tensor.is_cuda or not isinstance(value, {torch}.Tensor):
         return tensor / number
     floating = tensor.is_floating_point()
     if tensor.dtype in ({torch}.float16, {torch}.bfloat16):

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
+from ..super_properties import first_use, instance_method, parent_of, property_kind, super_call
 from ..symbols import LOCK_CLASSES, RNN_FLAG, SPARSE_CONSTRUCTORS, SPARSE_METHODS
 from ..tensors import plain_assignments
 from .base import Effect, Rule, RuleContext, receiver
@@ -349,6 +350,37 @@ class MethodOfObjectBuiltWhileTracing(Rule):
     code = "GM528"
     effect = Effect.FRAME_SKIP
     skips_own_frame = True
+
+
+class SuperProperty(Rule):
+    """`super().logits` where a base class holds `logits` as a property (DreamerV3's `OneHotDist`
+    over torch.distributions): dynamo returns the property object instead of its value and fails
+    where the code uses it (super_properties.py has the measurements). As an operand of arithmetic
+    or a comparison, the failure is an exception inside dynamo's trace, and it gives up on the
+    whole function it compiles; passed to a call or read further it is a break there. Bound to a
+    name (`probs = super().probs`), it fails where the name is first used, and not at all unused."""
+
+    code = "GM532"
+    node_types = (ast.Attribute,)
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Attribute)
+        if not (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Call)) or ctx.is_call_target(node):
+            return
+        cls = ctx.index.owner.get(id(ctx.function))
+        params = ctx.function.args.posonlyargs + ctx.function.args.args
+        if cls is None or not super_call(node.value, cls, params[0].arg if params else None) or not instance_method(ctx.function):
+            return
+        if property_kind(ctx.index, cls, node.attr) is None:
+            return
+        used: ast.AST | None = node
+        parent = parent_of(ctx.function, node)
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            used = first_use(ctx.function, parent.targets[0].id, parent)
+            parent = parent_of(ctx.function, used) if used is not None else None
+        if used is not None:
+            operand = isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.AugAssign))
+            ctx.report(self, used, effect=Effect.FRAME_SKIP if operand else Effect.BREAK, name=node.attr)
 
 
 class RequiresGradSet(Rule):

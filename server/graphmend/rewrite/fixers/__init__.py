@@ -31,6 +31,8 @@ from .number_branch import NumberBranchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
 from .slice_bounds import SliceBoundsFixer
+from .static_first import StaticFirstFixer
+from .super_property import SuperPropertyFixer
 from .traceable_query import TraceableQueryFixer
 from .training_draw import TrainingDrawFixer
 from .unsafe import ConfigFlagFixer, EagerCheckFixer, EagerOnlyFixer, RemoveGraphBreakFixer
@@ -61,12 +63,14 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     MembershipFixer(),  # after the ordered op, which takes a check or a log on `x in t` as it is
     TraceableQueryFixer(),
     TrainingDrawFixer(),
+    SuperPropertyFixer(),
     RemoveDisableFixer(),
     BoundedCountsFixer(),
     ComprehensionLoopFixer(),
     HoistHelperArgumentFixer(),
     HeldConditionFixer(),  # after every fixer that takes the finding where it stands
     NumberBranchFixer(),  # likewise: it only respells the branch for the scalar fixer
+    StaticFirstFixer(),  # after every fixer that removes the break on every path: it removes it on some
     ItemBatchFixer(),  # after every fixer that keeps the number a tensor: it only batches the breaks
     SparseMoEDispatchFixer(),  # these three before the flag and eager-check fixers: it removes the break, they defer it
     MoEDispatchFixer(),

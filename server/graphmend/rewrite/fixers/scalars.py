@@ -277,7 +277,7 @@ class ScalarFixer:
         elif isinstance(parent, ast.Return) and parent.value is end and not steps and depth < _MAX_HELPER_DEPTH:
             return self._plan_returned(finding, ctx, function, end, replacement, value_dtype, title, depth)
         else:
-            raise DeclineError("used-as-number", "the number is used where a tensor would not do (not only in tensor arithmetic)")
+            raise DeclineError("used-as-number", f"the number is used where a tensor would not do: {_consumer(ctx, parent, end)}")
         if depth and tested:
             raise DeclineError("used-as-number", "the number is tested by an `if` in a caller of the helper")
         replacements: dict[cst.CSTNode, cst.CSTNode | cst.FlattenSentinel | cst.RemovalSentinel] = {
@@ -434,6 +434,11 @@ class ScalarFixer:
             steps, problem = _python_steps(ctx, signatures, use, value_dtype)
             end: ast.expr = steps[-1] if steps else use
             parent = ctx.parent(end)
+            if not steps and _python_choice(ctx, parent, end):
+                # `denom = total if self.normalize_length else batch_size`: the choice is made by
+                # Python as before, and where it picks the number, the tensor goes on in its place
+                assert isinstance(parent, ast.IfExp)
+                end, parent = parent, ctx.parent(parent)
             binding = _binds_a_name(ctx, end)
             if binding is not None and depth < _MAX_LOCAL_CHAIN:
                 text, bound_dtype, bound_python_float = _bound_form(ctx, signatures, use, steps, problem, name, use, value_dtype, python_float, exact_int=False)
@@ -812,6 +817,37 @@ def _inside_loop(function: ast.AST, statement: ast.stmt) -> bool:
 def _straight_binding(statement: ast.stmt, name: str) -> bool:
     """`name = <expression>`: the one form of binding whose reach is the rest of its block."""
     return isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name
+
+
+def _consumer(ctx: FixContext, parent: ast.AST | None, value: ast.expr) -> str:
+    """What takes the number, in words a user recognises (`range`, a list, a format string)."""
+    if parent is None:
+        return "outside any expression"
+    shown = f"`{ctx.excerpt(parent, 40)}`"
+    if isinstance(parent, ast.Call) and value is not parent.func:
+        return f"passed to `{ctx.excerpt(parent.func, 30)}` ({shown})"
+    if isinstance(parent, ast.keyword):
+        holder = ctx.parent(parent)
+        name = ctx.excerpt(holder.func, 30) if isinstance(holder, ast.Call) else "a call"
+        return f"passed as `{parent.arg}=` to `{name}`"
+    if isinstance(parent, (ast.List, ast.Tuple, ast.Set, ast.Dict)):
+        return f"kept in a {type(parent).__name__.lower()} display ({shown}), whose elements stay what they are"
+    if isinstance(parent, (ast.FormattedValue, ast.JoinedStr)):
+        return "formatted into a string"
+    if isinstance(parent, ast.Compare):
+        return f"compared in {shown}, outside an `if` test"
+    if isinstance(parent, (ast.Subscript, ast.Slice)):
+        return f"as an index or slice bound ({shown})"
+    if isinstance(parent, ast.Return):
+        return "returned from a function whose callers are not followed this deep"
+    if isinstance(parent, ast.Attribute):
+        return f"its attribute `.{parent.attr}` is read"
+    return f"in {shown}"
+
+
+def _python_choice(ctx: FixContext, parent: ast.AST | None, arm: ast.expr) -> bool:
+    """`parent` is `a if test else b` with `arm` as `a` or `b`, and a test that is not a tensor."""
+    return isinstance(parent, ast.IfExp) and arm in (parent.body, parent.orelse) and ctx.kind(parent.test) not in TENSOR_KINDS
 
 
 def _binds_a_name(ctx: FixContext, node: ast.expr) -> ast.Assign | None:
