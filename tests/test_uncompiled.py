@@ -61,6 +61,30 @@ def test_a_helper_is_walked_from_its_caller_and_named_after_it() -> None:
     assert "compiles `loss`" in findings[0].message  # reached through `loss`, the function to name
 
 
+
+def test_a_public_helper_keeps_the_arms_its_callers_here_never_take() -> None:
+    """Walked from a function nothing known compiles, a helper is taken with the constant its
+    caller passes only where it is private: a public one is called from other files too, where
+    `mode="slow"` may be passed, and its `mode == "slow"` arm is checked as if compiled."""
+    source = """
+    import torch
+
+    def scale(x, mode="fast"):
+        if mode == "slow" and x.sum() > 0:
+            x = x * 2
+        return x
+
+    def _scale(x, mode="fast"):
+        if mode == "slow" and x.sum() > 0:
+            x = x * 2
+        return x
+
+    def loss(pred):
+        y = pred.view(-1)
+        return scale(y).mean() + _scale(y).mean()
+    """
+    assert _conditional(source) == [(5, "GM101", "scale")]
+
 @pytest.mark.parametrize(
     "source",
     [

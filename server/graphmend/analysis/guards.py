@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 
 # Functions that return True while dynamo traces.
@@ -50,14 +51,58 @@ TRUE_WHEN_FIXED_NAMES = frozenset(
 )
 
 QualnameFn = Callable[[ast.AST], "str | None"]
-_NONE_FIXED: Mapping[str, bool] = MappingProxyType({})
+# The Python constants a caller's argument may be for its value to be known (dynamo specialises
+# on each, and `==` between them is Python's, with no user `__eq__` to run).
+CONSTANT_TYPES = (bool, int, float, str, type(None))
+_UNKNOWN = object()
 
 
-def static_truth(test: ast.expr, qualname: QualnameFn, fixed: Mapping[str, bool] = _NONE_FIXED) -> bool | None:
-    """True/False when dynamo knows the value of `test` at trace time, else None. `fixed`: names
-    whose truth is known where `test` is (a parameter every caller passes a constant)."""
+@dataclass(frozen=True)
+class Given:
+    """What every call that reaches a function says of one parameter's argument: its truth, the
+    constant itself where all pass the same one, or only that it is never None (`minlength=4 *
+    len_t`). Dynamo traces a Python constant argument as that constant, so `if zero_division ==
+    "warn"` with the default `0.0` never runs its body, and `if minlength is None` never does
+    where every caller passes a number."""
+
+    truth: bool | None = None
+    value: object = _UNKNOWN
+    not_none: bool = False
+
+    @staticmethod
+    def constant(value: object) -> Given:
+        return Given(truth=bool(value), value=value, not_none=value is not None)
+
+    def meet(self, other: Given) -> Given | None:
+        """What both calls say (None where nothing is left)."""
+        same = type(self.value) is type(other.value) and self.value == other.value
+        met = Given(
+            truth=self.truth if self.truth is other.truth else None,
+            value=self.value if same else _UNKNOWN,
+            not_none=self.not_none and other.not_none,
+        )
+        return None if met == Given() else met
+
+    def compared(self, op: ast.cmpop, other: ast.Constant) -> bool | None:
+        """The result of `parameter <op> other`, where this says it (`is None`, `== "warn"`)."""
+        if isinstance(op, (ast.Is, ast.IsNot)) and other.value is None:
+            known = self.value is None if self.value is not _UNKNOWN else (False if self.not_none else None)
+            return None if known is None else known is isinstance(op, ast.Is)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and self.value is not _UNKNOWN and isinstance(other.value, CONSTANT_TYPES):
+            return (self.value == other.value) is isinstance(op, ast.Eq)
+        return None
+
+
+_NONE_FIXED: Mapping[str, Given] = MappingProxyType({})
+
+
+def static_truth(test: ast.expr, qualname: QualnameFn, fixed: Mapping[str, Given] = _NONE_FIXED) -> bool | None:
+    """True/False when dynamo knows the value of `test` at trace time, else None. `fixed`: what is
+    known of names where `test` is (a parameter every caller passes a constant)."""
     if isinstance(test, ast.Name) and test.id in fixed:
-        return fixed[test.id]
+        return fixed[test.id].truth
+    if isinstance(test, ast.Compare) and fixed:
+        return _fixed_comparison(test, fixed)
     if isinstance(test, ast.Constant):
         if isinstance(test.value, (bool, int, float, str, bytes)) or test.value is None:
             return bool(test.value)
@@ -92,3 +137,15 @@ def static_truth(test: ast.expr, qualname: QualnameFn, fixed: Mapping[str, bool]
         if name in FALSE_CONSTANT_NAMES or (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"):
             return False
     return None
+
+
+def _fixed_comparison(test: ast.Compare, fixed: Mapping[str, Given]) -> bool | None:
+    """`name is None`, `name == "warn"` (either side) where `fixed` knows enough of `name`."""
+    if len(test.ops) != 1:
+        return None
+    left, right = test.left, test.comparators[0]
+    if isinstance(right, ast.Name) and isinstance(left, ast.Constant):
+        left, right = right, left
+    if not (isinstance(left, ast.Name) and left.id in fixed and isinstance(right, ast.Constant)):
+        return None
+    return fixed[left.id].compared(test.ops[0], right)

@@ -19,6 +19,7 @@ from ..findings import Finding, Severity
 from .amplifiers import Amplifier
 from .backedges import Backedges
 from .decorators import Wrapping
+from .guards import Given
 from .kinds import Kind, join
 from .latent import mark_latent
 from .param_evidence import tensor_evidence
@@ -53,8 +54,8 @@ class _Work:
     root: int = 0  # id() of the entry function whose calls led here
     # parameters known to hold an instance of a class of the file (a self-registered hook's `module`)
     instance_params: dict[str, ClassInfo] = field(default_factory=dict)
-    # parameters whose truth every caller fixes with a constant (FunctionWalker.given_truths)
-    given_truths: dict[str, bool] = field(default_factory=dict)
+    # what every caller's argument fixes of a parameter (FunctionWalker.given_values)
+    given_values: dict[str, Given] = field(default_factory=dict)
 
 
 class ModuleAnalysis:
@@ -94,6 +95,7 @@ class ModuleAnalysis:
         self._asserted_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see asserted_tensor_params
         self._helper_tensor_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see helper_tensor_params
         self._done: set[int] = set()
+        self._walked_values: dict[int, dict[str, Given]] = {}  # id() of each function walked -> its given_values
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
         self._entry_names: dict[str, int] = {}  # qualified name of each entry walked -> its id()
@@ -134,6 +136,9 @@ class ModuleAnalysis:
         if self.config.check_uncompiled and not self.config.focus:
             # then what nothing known compiles, as if compiled: findings marked `if_compiled`
             self.uncompiled_phase = True
+            # compiled code reaches what it walked only as it was walked: a call found now is no
+            # compiled caller, and walking such a function again would report its other arms as compiled
+            self._walked_values.clear()
             for function, cls in uncompiled_candidates(self.index, self.source.path, self.source.text_of, self._done, self.config.root):
                 name = _qualified_name(function, cls)
                 self._uncompiled_roots[id(function)] = name
@@ -158,6 +163,7 @@ class ModuleAnalysis:
             work = self._queue.popleft()
             self._pending.pop(id(work.function), None)
             self._done.add(id(work.function))
+            self._walked_values[id(work.function)] = work.given_values
             self._root = work.root
             self._walk(work)
 
@@ -365,21 +371,29 @@ class ModuleAnalysis:
         line: int,
         given_tensor_displays: frozenset[str] = frozenset(),
         given_recurrent: dict[str, str] | None = None,
-        given_truths: dict[str, bool] | None = None,
+        given_values: dict[str, Given] | None = None,
     ) -> None:
         """Called by walkers for each call into a function of this module."""
         key = id(function)
         if self._walking is not None:
             self._callees.setdefault(self._walking, set()).add(key)
-        if key in self._done or key in self.index.disabled or key in self.index.opaque:
+        if key in self.index.disabled or key in self.index.opaque:
             return
+        if self.uncompiled_phase and not function.name.startswith("_"):
+            given_values = None  # a public function nothing known compiles: its other callers are not in view
+        if key in self._done:
+            kept = self._facts_kept(key, given_values or {})
+            if kept is None:
+                return
+            self._done.discard(key)  # walked again for this caller, without the facts it denies
+            given_values = kept
         pending = self._pending.get(key)
         if pending is not None:
             for name, kind in param_kinds.items():
                 pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
             pending.given_tensor_displays |= given_tensor_displays
             pending.given_recurrent = {k: v for k, v in pending.given_recurrent.items() if (given_recurrent or {}).get(k) == v}
-            pending.given_truths = {k: v for k, v in pending.given_truths.items() if (given_truths or {}).get(k) is v}
+            pending.given_values = _met(pending.given_values, given_values or {})
             if pending.amplifier is None:
                 pending.amplifier = amplifier
             return
@@ -388,13 +402,32 @@ class ModuleAnalysis:
             _Work(
                 function, cls, dict(param_kinds), amplifier, False, reason,
                 given_tensor_displays=set(given_tensor_displays), given_recurrent=dict(given_recurrent or {}), root=self._root,
-                given_truths=dict(given_truths or {}),
+                given_values=dict(given_values or {}),
             )
         )
 
+    def _facts_kept(self, key: int, given_values: dict[str, Given]) -> dict[str, Given] | None:
+        """For a function already walked taking some parameter for what its callers fixed
+        (`mode="fast"`): what is left of that once a caller found later is counted, where that is
+        less (None where the walk holds for this caller too). The arm the walk skipped runs for
+        this caller, so the function is walked again without the facts it denies; each walk
+        knows fewer, so this ends."""
+        walked = self._walked_values.get(key)
+        if not walked:
+            return None
+        kept = _met(walked, given_values)
+        return None if kept == walked else kept
+
     def _push(self, work: _Work) -> None:
-        if id(work.function) in self._pending or id(work.function) in self._done:
+        key = id(work.function)
+        if key in self._pending:
             return
+        if key in self._done:
+            kept = self._facts_kept(key, work.given_values)
+            if kept is None:
+                return
+            self._done.discard(key)  # an entry (another file's caller) walked before as a callee
+            work.given_values = kept
         self._pending[id(work.function)] = work
         self._queue.append(work)
 
@@ -426,7 +459,7 @@ class ModuleAnalysis:
             wrapping=work.wrapping,
             wrapped=work.wrapped,
             instance_params=work.instance_params,
-            given_truths=work.given_truths,
+            given_values=work.given_values,
         )
         if self.strict:
             walker.run()
@@ -463,6 +496,12 @@ class ModuleAnalysis:
             self._broken_roots.add(self._root)
             if self._walking is not None:
                 self._breaking.add(self._walking)
+
+
+def _met(known: dict[str, Given], given: dict[str, Given]) -> dict[str, Given]:
+    """What both the callers so far and one more caller fix of each parameter."""
+    met = {name: fact.meet(given[name]) if name in given else None for name, fact in known.items()}
+    return {name: fact for name, fact in met.items() if fact is not None}
 
 
 def _bound_names(statement: ast.stmt, nodes: list[ast.AST]) -> set[str]:

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import torch_api
 from .constructions import constructed_attr_kind
-from .guards import static_truth
+from .guards import Given, static_truth
 from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, NON_TENSOR_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
 from .param_evidence import NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS
 from .symbols import (
@@ -156,6 +156,10 @@ TENSOR_CLASSES = frozenset(
         "torch.nn.parameter.Parameter", "torch.nn.parameter.Buffer", "torch.nn.Buffer",
     }
 )
+# Classes an `isinstance` test names: plain Python values, and containers (which may hold
+# tensors: no tensor themselves, but not plain values either).
+PYTHON_VALUE_CLASSES = frozenset({*(f"builtins.{name}" for name in ("int", "float", "bool", "complex", "str", "bytes")), "numbers.Number"})
+CONTAINER_CLASSES = frozenset(f"builtins.{name}" for name in ("tuple", "list", "dict", "set", "frozenset"))
 SEQ_MODULE_CLASSES = frozenset({"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention"})
 CONTAINER_MODULE_CLASSES = frozenset({"ModuleList", "ModuleDict", "ParameterList", "ParameterDict"})
 BOOL_DTYPES = frozenset({"torch.bool", "builtins.bool"})  # torch takes Python's `bool` as a dtype (`torch.ones(n, dtype=bool)`)
@@ -279,9 +283,10 @@ class Evaluator:
         self.tensor_method_calls: list[ast.Call] = []
         self._qualnames: dict[int, str | None] = {}
         self.dead = False  # set while visiting code dynamo never evaluates (short-circuited operands)
-        # parameters never rebound whose truth every caller fixes with a constant (`square_dist=True`):
-        # dynamo traces a Python constant argument as that constant and takes one branch on it
-        self.fixed_truths: dict[str, bool] = {}
+        # parameters every caller fixes with a constant (`square_dist=True`) or a value never None ->
+        # (what they fix, the first line where the function may have rebound them): dynamo traces
+        # a Python constant argument as that constant and takes one branch on it
+        self.fixed_values: dict[str, tuple[Given, int]] = {}
         self.observer: EvaluationObserver = observer if observer is not None else _Unobserved()
         self._on_expr = self.observer.on_expr  # bound once: `visit` calls it for most nodes
         # Node types `on_expr` wants to see; calling a hook for every node would cost a third of
@@ -302,7 +307,46 @@ class Evaluator:
         return self.kinds.get(id(node), Kind.UNKNOWN)
 
     def static_truth(self, test: ast.expr) -> bool | None:
-        return static_truth(test, self.qualname, self.fixed_truths)
+        fixed: dict[str, Given] = {}
+        line = getattr(test, "lineno", None)  # a node a rewrite built has none: nothing is known there
+        if self.fixed_values and line is not None:
+            fixed = {name: given for name, (given, until) in self.fixed_values.items() if line < until}
+        return static_truth(test, self.qualname, fixed)
+
+    def type_test(self, test: ast.expr) -> tuple[str, Kind, Kind] | None:
+        """`isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`, negated or not) on a local name:
+        the kinds `x` has where the test holds and where it does not. A tensor in one arm is none
+        in the other (captum's `else: raise AssertionError("Target type %r ..." % target)` after
+        `elif isinstance(target, torch.Tensor)` formats no tensor); `isinstance(x, (int, tuple))`
+        makes `x` no tensor where it holds (a plain value, unless a container class is named)."""
+        negated = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test, negated = test.operand, not negated
+        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)) or test.keywords:
+            return None
+        name = test.args[0].id
+        callee = self.qualname(test.func)
+        if callee == "torch.is_tensor" and len(test.args) == 1:
+            classes = ["torch.Tensor"]
+        elif callee == "builtins.isinstance" and len(test.args) == 2:
+            spec = test.args[1]
+            parts = spec.elts if isinstance(spec, ast.Tuple) else [spec]
+            classes = [self.qualname(p) or "?" for p in parts]
+        else:
+            return None
+        current = self.env.get(name, Kind.UNKNOWN)
+        not_tensor = Kind.UNKNOWN if current in TENSOR_KINDS else current
+        if all(c in TENSOR_CLASSES for c in classes):
+            inside, outside = (current if current in TENSOR_KINDS else Kind.TENSOR), not_tensor
+        elif all(c in PYTHON_VALUE_CLASSES for c in classes):
+            inside, outside = Kind.PY, current
+        elif all(c in PYTHON_VALUE_CLASSES | CONTAINER_CLASSES for c in classes):
+            # `isinstance(xs, (list, tuple))` of what was taken for a tensor (a compiled entry's
+            # parameter): a container, whose items are taken for tensors in turn
+            inside, outside = (Kind.TENSORS if current in TENSOR_KINDS else current), current
+        else:
+            return None
+        return (name, outside, inside) if negated else (name, inside, outside)
 
     # -- visiting ------------------------------------------------------------------------------
     def visit(self, node: ast.expr) -> Kind:
@@ -341,6 +385,7 @@ class Evaluator:
         result: Kind | None = None
         operands: list[Kind] = []
         last = len(node.values) - 1
+        narrowings: dict[str, tuple[Kind | None, Kind]] = {}  # name -> (kind before the `and`/`or`, kind set)
         for position, value in enumerate(node.values):
             if position == last and construct == "boolop":
                 kind = self.visit(value)  # the last operand's value is returned, not tested
@@ -351,6 +396,13 @@ class Evaluator:
             truth = self.static_truth(value)
             if truth is not None and truth is not is_and:
                 self.dead = True  # dynamo knows the result; later operands never run
+            self._narrow_later_operands(value, is_and, narrowings)
+        for name, (before, narrowed) in narrowings.items():
+            if self.env.get(name) is narrowed:  # not rebound by a `:=` since
+                if before is None:
+                    del self.env[name]
+                else:
+                    self.env[name] = before
         self.dead = was_dead
         final = result or Kind.UNKNOWN
         if final is Kind.UNKNOWN and construct == "boolop":
@@ -362,6 +414,23 @@ class Evaluator:
         if not self.dead and ast.BoolOp in self.hooked_types:
             self._on_expr(node, final)
         return final
+
+    def _narrow_later_operands(self, operand: ast.expr, is_and: bool, narrowings: dict[str, tuple[Kind | None, Kind]]) -> None:
+        """After `isinstance(x, int) and`, the later operands run only where `x` is an int, and after
+        `isinstance(x, Tensor) or` only where it is none (as pyright narrows): torchmetrics'
+        `isinstance(thresholds, int) and thresholds < 2` compares a Python int, which dynamo
+        knows, although `thresholds` may be a tensor elsewhere. `narrowings` records the kind each
+        narrowed name had before, for the caller to restore after the whole `and`/`or`."""
+        narrowed = self.type_test(operand)
+        if narrowed is None:
+            return
+        name, inside, outside = narrowed
+        kind = inside if is_and else outside
+        if name not in narrowings:
+            narrowings[name] = (self.env.get(name), kind)
+        else:
+            narrowings[name] = (narrowings[name][0], kind)
+        self.env[name] = kind
 
     # -- leaves --------------------------------------------------------------------------------
     def _name(self, node: ast.Name) -> Kind:

@@ -25,6 +25,7 @@ from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
 from .decorators import Wrapping
+from .guards import CONSTANT_TYPES, Given
 from .kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS, Kind, is_tensor, join
 from .numpy_values import NumpyValues
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
@@ -32,7 +33,6 @@ from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .rules.untraceable import RECURRENT_LAYERS
 from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
 from .tensors import (
-    TENSOR_CLASSES,
     Evaluator,
     binop_kind,
     compared_names,
@@ -77,7 +77,7 @@ class FunctionWalker:
         wrapping: Wrapping | None = None,
         wrapped: tuple[tuple[ast.FunctionDef, ClassInfo | None], ...] = (),
         instance_params: dict[str, ClassInfo] | None = None,
-        given_truths: dict[str, bool] | None = None,
+        given_values: dict[str, Given] | None = None,
     ) -> None:
         # The walker owns the evaluator that computes kinds and hears from it (EvaluationObserver).
         # Reads of names and attributes matter only where a recurrent layer may be read (GM518).
@@ -96,7 +96,7 @@ class FunctionWalker:
         # (sb3-contrib's `_process_sequence(features, states, starts, self.lstm_actor)`)
         self.given_recurrent = given_recurrent or {}
         self.given_instances = instance_params or {}  # parameters holding an instance of a class of the file
-        self.given_truths = given_truths or {}  # parameters every caller passes a constant of this truth
+        self.given_values = given_values or {}  # what every caller's argument fixes of a parameter
         self._comprehensions: list[ast.ListComp | ast.SetComp | ast.DictComp] | None = None  # see _own_comprehensions
         self._numpy_values: NumpyValues | None = None  # see _iterates_natively
         self._call_causes: set[int] = set()  # causes that are calls of something that breaks
@@ -368,9 +368,9 @@ class FunctionWalker:
             unproven = [name for name in needs_evidence if self.evaluator.env[name] is Kind.UNKNOWN]
             if unproven:
                 self.evaluator.env.update(self._handed_to_tensor_taking_functions(text, unproven))
-        if self.given_truths:  # most walks have none: the function's stores are then not needed
-            stored = self._store_lines()
-            self.evaluator.fixed_truths = {name: truth for name, truth in self.given_truths.items() if name not in stored}
+        if self.given_values:  # most walks have none: the function's stores are then not needed
+            until = self._first_rebinding_lines()
+            self.evaluator.fixed_values = {name: (given, until.get(name, sys.maxsize)) for name, given in self.given_values.items()}
 
     def _handed_to_tensor_taking_functions(self, text: str, candidates: list[str]) -> dict[str, Kind]:
         """Parameters handed to a lambda or function defined in this one, or to a helper of the
@@ -571,6 +571,24 @@ class FunctionWalker:
             return False
         line = getattr(node, "lineno", 0)
         return not any(since < bound < line for bound in self._store_lines().get(node.id, ()))
+
+    def _first_rebinding_lines(self) -> dict[str, int]:
+        """The first line from which each name bound in the function may hold what the function
+        bound, not its argument: its first store, or the start of a loop around a later store (the
+        next iteration reads it). `zero_division == "warn"` before `zero_division = 0.0 if ...`
+        still tests the argument. A name a nested function or lambda reads is never taken for the
+        argument where the function rebinds it: the closure may run after the store."""
+        first = {name: min(lines) for name, lines in self._store_lines().items()}
+        for node in ast.walk(self.function):
+            if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
+                        first[inner.id] = min(first[inner.id], node.lineno)
+            elif node is not self.function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                for inner in ast.walk(node):
+                    if isinstance(inner, ast.Name) and inner.id in first:
+                        first[inner.id] = 0
+        return first
 
     def _store_lines(self) -> dict[str, list[int]]:
         """Lines on which each name of the function is bound (computed once, on first need)."""
@@ -934,7 +952,7 @@ class FunctionWalker:
         self.module.enqueue(
             function, cls, kinds, amplifier, caller=self.function_name, line=call.lineno,
             given_tensor_displays=frozenset(displays), given_recurrent=recurrent,
-            given_truths=_constant_truths(function, params, call),
+            given_values=_given_arguments(function, params, call),
         )
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
@@ -1126,7 +1144,7 @@ class FunctionWalker:
         if truth is False:
             return self.walk_body(stmt.orelse)
         before = dict(self.evaluator.env)
-        narrowed = self._type_test(stmt.test)  # (name, kind where the test holds, kind where not)
+        narrowed = self.evaluator.type_test(stmt.test)  # (name, kind where the test holds, kind where not)
         if narrowed is not None:
             self.evaluator.env = {**before, narrowed[0]: narrowed[1]}
         with self._arm(stmt.body, stmt):
@@ -1160,41 +1178,6 @@ class FunctionWalker:
             and after_else.get(name) is outside
             and outside not in TENSOR_KINDS
         )
-
-    def _type_test(self, test: ast.expr) -> tuple[str, Kind, Kind] | None:
-        """`isinstance(x, torch.Tensor)` (or `torch.is_tensor(x)`, negated or not) on a local name:
-        the kinds `x` has where the test holds and where it does not. A tensor in one arm is none
-        in the other (captum's `else: raise AssertionError("Target type %r ..." % target)` after
-        `elif isinstance(target, torch.Tensor)` formats no tensor); `isinstance(x, (int, tuple))`
-        makes `x` no tensor where it holds (a plain value, unless a container class is named)."""
-        negated = False
-        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            test, negated = test.operand, not negated
-        if not (isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name)) or test.keywords:
-            return None
-        name = test.args[0].id
-        callee = self.evaluator.qualname(test.func)
-        if callee == "torch.is_tensor" and len(test.args) == 1:
-            classes = ["torch.Tensor"]
-        elif callee == "builtins.isinstance" and len(test.args) == 2:
-            spec = test.args[1]
-            parts = spec.elts if isinstance(spec, ast.Tuple) else [spec]
-            classes = [self.evaluator.qualname(p) or "?" for p in parts]
-        else:
-            return None
-        current = self.evaluator.env.get(name, Kind.UNKNOWN)
-        not_tensor = Kind.UNKNOWN if current in TENSOR_KINDS else current
-        if all(c in TENSOR_CLASSES for c in classes):
-            inside, outside = (current if current in TENSOR_KINDS else Kind.TENSOR), not_tensor
-        elif all(c in PYTHON_VALUE_CLASSES for c in classes):
-            inside, outside = Kind.PY, current
-        elif all(c in PYTHON_VALUE_CLASSES | CONTAINER_CLASSES for c in classes):
-            # `isinstance(xs, (list, tuple))` of what was taken for a tensor (a compiled entry's
-            # parameter): a container, whose items are taken for tensors in turn
-            inside, outside = (Kind.TENSORS if current in TENSOR_KINDS else current), current
-        else:
-            return None
-        return (name, outside, inside) if negated else (name, inside, outside)
 
     def _loop_body(
         self, stmt: ast.For | ast.While | ast.AsyncFor, bind: Callable[[], None], label: str, retest: Callable[[], None] | None = None
@@ -1402,10 +1385,6 @@ class FunctionWalker:
         return False
 
 
-# Classes an `isinstance` test names: plain Python values, and containers (which may hold
-# tensors: no tensor themselves, but not plain values either).
-PYTHON_VALUE_CLASSES = frozenset({*(f"builtins.{name}" for name in ("int", "float", "bool", "complex", "str", "bytes")), "numbers.Number"})
-CONTAINER_CLASSES = frozenset(f"builtins.{name}" for name in ("tuple", "list", "dict", "set", "frozenset"))
 _ITERATOR_BUILDERS = frozenset(f"builtins.{name}" for name in ("enumerate", "zip", "map", "filter", "reversed", "iter"))
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type
@@ -1475,18 +1454,14 @@ def _argument_kinds(params: list[ast.arg], call: ast.Call, arg_kinds: list[Kind]
     return kinds
 
 
-def _constant_truths(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> dict[str, bool]:
-    """The truth of each parameter `call` fixes with a constant: passed as a literal
-    (`square_dist=True`, `None`, `0`), or left at a literal default where the call unpacks no
-    `*args`/`**kwargs` and no decorator may supply it. Dynamo traces a Python constant argument
-    as that constant, so a test of the parameter takes one branch (GPyTorch's `covar_dist(...,
-    square_dist=True)` never reaches its `_dist` arm)."""
+def _given_arguments(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> dict[str, Given]:
+    """What `call` fixes of each parameter: a constant passed as a literal (`square_dist=True`,
+    `None`, `0`) or left at a literal default where the call unpacks no `*args`/`**kwargs` and no
+    decorator may supply it, or a value that is never None (`minlength=4 * len_t`). Dynamo traces
+    a Python constant argument as that constant, so a test of the parameter takes one branch
+    (GPyTorch's `covar_dist(..., square_dist=True)` never reaches its `_dist` arm)."""
     passed = passed_arguments(params, call)
-    truths = {
-        name: bool(value.value)
-        for name, value in passed.items()
-        if isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str, type(None)))
-    }
+    truths = {name: given for name, value in passed.items() if (given := _given_by(value)) is not None}
     unpacks = any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
     if unpacks or any(not (isinstance(d, ast.Name) and d.id in ("staticmethod", "classmethod")) for d in function.decorator_list):
         return truths
@@ -1496,8 +1471,21 @@ def _constant_truths(function: ast.FunctionDef, params: list[ast.arg], call: ast
     defaults += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults) if d is not None]
     for param, default in defaults:
         if param.arg not in passed and (param in params or param in arguments.kwonlyargs) and isinstance(default, ast.Constant):
-            truths[param.arg] = bool(default.value)
+            if isinstance(default.value, CONSTANT_TYPES):
+                truths[param.arg] = Given.constant(default.value)
     return truths
+
+
+# Expressions whose value is never None (a number, a string, a display, a comparison): Python
+# builds each without calling anything that may return None, save an operator a class overloads.
+_NEVER_NONE = (ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
+
+
+def _given_by(argument: ast.expr) -> Given | None:
+    """What an argument expression fixes of its parameter (see _given_arguments)."""
+    if isinstance(argument, ast.Constant):
+        return Given.constant(argument.value) if isinstance(argument.value, CONSTANT_TYPES) else None
+    return Given(not_none=True) if isinstance(argument, _NEVER_NONE) else None
 
 
 def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: ast.Call) -> list[str]:
