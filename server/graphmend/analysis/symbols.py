@@ -677,6 +677,14 @@ _OPTIONAL_ANNOTATIONS = frozenset({"typing.Optional"})
 _UNION_ANNOTATIONS = frozenset({"typing.Union"})
 
 
+def mapping_item_annotations(node: ast.expr | None, index: ModuleIndex) -> tuple[ast.expr, ast.expr] | None:
+    """The key and value annotations of a mapping annotation (`dict[int, torch.Generator]`)."""
+    if not (isinstance(node, ast.Subscript) and index.qualname(node.value) in _MAPPING_ANNOTATIONS):
+        return None
+    inner = node.slice
+    return (inner.elts[0], inner.elts[1]) if isinstance(inner, ast.Tuple) and len(inner.elts) == 2 else None
+
+
 def names_container(node: ast.expr, index: ModuleIndex) -> bool:
     """Whether an annotation names a dict, list, tuple or other container (`structure: dict`),
     which a tensor never is, whatever the assigned call is guessed to return."""

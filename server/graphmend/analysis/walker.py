@@ -31,7 +31,7 @@ from .numpy_values import NumpyValues
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .rules.untraceable import RECURRENT_LAYERS
-from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, names_container
+from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, mapping_item_annotations, names_container
 from .tensors import (
     Evaluator,
     binop_kind,
@@ -113,6 +113,9 @@ class FunctionWalker:
         # follows it runs on this arm's path (never, for an arm that returns or raises)
         self._arm_exits: list[tuple[int, int]] = []
         self.mask_params: set[str] = set()  # parameters named as masks (see named_mask)
+        # parameters annotated as mappings to values of a kind in _ANNOTATED_MAPPING_VALUES -> the
+        # kinds of their (key, value) items (vLLM's `generators: dict[int, torch.Generator]`)
+        self.mapping_params: dict[str, tuple[Kind, Kind]] = {}
         self._rebound_mask_params: set[str] | None = None
         self._plain_assignments: dict[str, list[ast.expr] | None] | None = None  # see compared_names
         self.caller_amplifier = caller_amplifier
@@ -352,6 +355,7 @@ class FunctionWalker:
                 else:
                     needs_evidence.append(arg.arg)
             self.evaluator.env[arg.arg] = kind
+            self._bind_mapping_items(arg)
             held = self.index.annotated_class(self.index.param_annotation(self.function, arg)) or self.given_instances.get(arg.arg)
             if held is not None:
                 self.evaluator.instance_params[arg.arg] = held
@@ -371,6 +375,30 @@ class FunctionWalker:
         if self.given_values:  # most walks have none: the function's stores are then not needed
             until = self._first_rebinding_lines()
             self.evaluator.fixed_values = {name: (given, until.get(name, sys.maxsize)) for name, given in self.given_values.items()}
+
+    def _bind_mapping_items(self, arg: ast.arg) -> None:
+        """Record a parameter annotated as a mapping whose values are of a kind no caller passes
+        by mistake (see _ANNOTATED_MAPPING_VALUES), for `for i, g in generators.items():`."""
+        items = mapping_item_annotations(self.index.param_annotation(self.function, arg), self.index)
+        if items is None:
+            return
+        value = annotation_kind(items[1], self.index)
+        if value in _ANNOTATED_MAPPING_VALUES:
+            self.mapping_params[arg.arg] = (annotation_kind(items[0], self.index), value)
+
+    def _iterated_mapping(self, iterable: ast.expr) -> Kind | tuple[Kind, Kind] | None:
+        """What `for` receives from `params.items()` / `.values()` of a parameter in
+        mapping_params, never rebound: vLLM's `for i, generator in generators.items():` then
+        `q[i].exponential_(generator=generator)` draws from a `torch.Generator` (GM522)."""
+        if not (isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Attribute) and not iterable.args and not iterable.keywords):
+            return None
+        receiver = iterable.func.value
+        if not isinstance(receiver, ast.Name) or receiver.id not in self.mapping_params or receiver.id in self._store_lines():
+            return None
+        key, value = self.mapping_params[receiver.id]
+        if iterable.func.attr == "items":
+            return (key, value)
+        return value if iterable.func.attr == "values" else None
 
     def _handed_to_tensor_taking_functions(self, text: str, candidates: list[str]) -> dict[str, Kind]:
         """Parameters handed to a lambda or function defined in this one, or to a helper of the
@@ -1225,7 +1253,7 @@ class FunctionWalker:
 
     def _for(self, stmt: ast.For | ast.AsyncFor) -> bool:
         iter_kind = self.evaluator.visit(stmt.iter)
-        element = element_kind(iter_kind, stmt.iter, self.evaluator)
+        element = self._iterated_mapping(stmt.iter) or element_kind(iter_kind, stmt.iter, self.evaluator)
         self.callees.bind_instances(stmt.target, stmt.iter, iterating=True)
         self._loop_body(stmt, lambda: self.evaluator.bind(stmt.target, element, None), "`for` loop")
         self.walk_body(stmt.orelse)
@@ -1385,6 +1413,9 @@ class FunctionWalker:
         return False
 
 
+# Values a mapping annotation is trusted for: a `torch.Generator` is passed only on purpose
+# (annotated tensors and numbers are often loose: an annotation of a dict's values is not taken).
+_ANNOTATED_MAPPING_VALUES = frozenset({Kind.GENERATOR})
 _ITERATOR_BUILDERS = frozenset(f"builtins.{name}" for name in ("enumerate", "zip", "map", "filter", "reversed", "iter"))
 
 _STATEMENTS: dict[type, Callable[[FunctionWalker, Any], bool]] = {  # each handler takes its statement type
