@@ -35,6 +35,7 @@ from .conditions import tensor_logic
 class StaticFirstFixer:
     codes = frozenset({"GM101"})
     safety = Safety.SAFE
+    narrow = True  # one shape of GM101: its "not my pattern" says less than the general fixers'
 
     def plan(self, finding: Finding, ctx: FixContext) -> Fix:
         node = ctx.node_for(finding, (ast.expr,))
