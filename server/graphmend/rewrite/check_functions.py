@@ -256,7 +256,12 @@ def reporting_function(ctx: FixContext, call: ast.Call, local: set[str]) -> ast.
 
 def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:
     """The statements of the file that call `function` and drop its result, and the calls that
-    use it or the references that pass the function on - those cannot be moved."""
+    use it or the references that pass the function on - those cannot be moved (one walk of the
+    file per function, however many findings ask)."""
+    return ctx.remember(("call-statements", id(function)), lambda: _call_statements(ctx, function))
+
+
+def _call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:
     statements: list[ast.Expr] = []
     other: list[ast.expr] = []
     for node in ast.walk(ctx.tree):

@@ -589,7 +589,7 @@ def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.
         if not (isinstance(parent, ast.BinOp) and parent.left is node):
             raise _not_one_value(ctx, tensor)
         node = parent
-    taken = {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
+    taken = ctx.remember(("names-in-file",), lambda: {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names))
     base = f"{statement.targets[0].id}_value"
     name, number = base, 2
     while name in taken:
