@@ -100,8 +100,11 @@ class FixContext:
             return None
         found = self._parents.get(id(node))
         if found is None:
-            self._index_top_level(getattr(node, "lineno", None))
+            self._index_top_level(_line_within(node))
             found = self._parents.get(id(node))
+            if found is None:  # a node of no line (an operator) under a statement not indexed yet
+                self._index_top_level(None)
+                found = self._parents.get(id(node))
         return found
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
@@ -404,6 +407,15 @@ class FixContext:
     ) -> Edit:
         """Apply node replacements inside one function and return the (minimal) text edit."""
         return self._parsed(function).rewrite(replacements)
+
+
+def _line_within(node: ast.AST) -> int | None:
+    """A line `node` spans: its own, else that of a node under it (`ast.arguments`, a
+    comprehension), so that finding its parent indexes one top-level statement, not the module."""
+    line = getattr(node, "lineno", None)
+    if line is not None:
+        return line
+    return next((inner.lineno for inner in ast.walk(node) if hasattr(inner, "lineno")), None)
 
 
 def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:
