@@ -190,7 +190,7 @@ class CalleeResolver:
         index = self.evaluator.index
         if index.dispatched_methods is None:
             index.dispatched_methods = {}
-            for info in index.classes.values():
+            for info in index.classes.values() if _mentions_library(index) else ():
                 if re.search(rf"\b{re.escape(info.name)}\(", index.source):
                     for name, found in _library_methods(index, info).items():
                         index.dispatched_methods.setdefault(name, []).append(found)
@@ -459,6 +459,11 @@ def _is_staticmethod(function: ast.FunctionDef) -> bool:
     return any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in function.decorator_list)
 
 
+def _mentions_library(index: ModuleIndex) -> bool:
+    """A file that never names torch.distributions (most) has no subclass of it: no walk needed."""
+    return "distributions" in index.source
+
+
 def _is_super(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
@@ -467,6 +472,8 @@ def _library_methods(index: ModuleIndex, cls: ClassInfo) -> dict[str, tuple[ast.
     """Name -> the method torch's code reaches on an instance of `cls`, where `cls` derives
     from a torch.distributions class (nothing otherwise): its own and its in-file bases' methods,
     the first definition winning, dunder methods left out."""
+    if not _mentions_library(index):
+        return {}
     chain = index.in_file_ancestry(cls)
     if not any(name is not None and name.startswith(LIBRARY_DISPATCH_ROOT) for info in chain for name in info.base_names):
         return {}

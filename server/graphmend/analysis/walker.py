@@ -899,9 +899,9 @@ class FunctionWalker:
             self._enqueue_callee(call, function, cls, bound, arg_kinds, kw_kinds)
         for method, owner in self.callees.library_dispatched(call):
             self.module.enqueue(method, owner, {}, None, caller=self.function_name, line=call.lineno)
-        if not callees and not self.evaluator.dead and isinstance(func, ast.Attribute) and self.kind(func.value) is Kind.UNKNOWN:
-            dispatched = self.callees.dispatched_methods(call)
-            if dispatched and not self.frame_input(func.value):
+        if not callees and not self.evaluator.dead and isinstance(func, ast.Attribute):
+            dispatched = self.callees.dispatched_methods(call)  # a dict lookup; empty in most files
+            if dispatched and self.kind(func.value) is Kind.UNKNOWN and not self.frame_input(func.value):
                 self.module.note_built_object_call(call, self, [method for method, _owner in dispatched], Effect.RESUME_FAILS)
         if callees and not self.evaluator.dead and isinstance(func, ast.Attribute) and self.callees.built_here(call) and not self.frame_input(func.value):
             # an object built before a break of this function reaches the resumed code as one of

@@ -365,7 +365,10 @@ class SuperProperty(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Attribute)
-        if not (isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Call)) or ctx.is_call_target(node):
+        value = node.value
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"):
+            return  # the cheap test first: this runs for every attribute of compiled code
+        if not isinstance(node.ctx, ast.Load) or ctx.is_call_target(node):
             return
         cls = ctx.index.owner.get(id(ctx.function))
         params = ctx.function.args.posonlyargs + ctx.function.args.args
