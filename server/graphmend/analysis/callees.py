@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from .kinds import Kind
 from .module_state import constructed_classes, instance_container
+from .super_properties import calls_super
 from .symbols import ClassInfo, ModuleIndex
 from .tensors import Evaluator, own_nodes
 
@@ -141,12 +142,7 @@ class CalleeResolver:
             if method is not None:
                 return method, index.owner.get(id(method)), not _is_staticmethod(method)
             return None  # submodule calls (possibly several classes) are handled by callees()
-        if (
-            isinstance(value, ast.Call)
-            and isinstance(value.func, ast.Name)
-            and value.func.id == "super"
-            and self.evaluator.cls is not None
-        ):
+        if calls_super(value) and self.evaluator.cls is not None:
             for base in self.evaluator.cls.local_bases:
                 info = index.classes.get(base)
                 method = index.method(info, func.attr) if info is not None else None
@@ -185,7 +181,7 @@ class CalleeResolver:
         code (`Independent(OneHotDist(...), 1)`), is one the compiled code built: where the method
         breaks, dynamo cannot resume the caller after the call (GM528)."""
         func = call.func
-        if not isinstance(func, ast.Attribute) or func.attr.startswith("__") or _is_super(func.value):
+        if not isinstance(func, ast.Attribute) or func.attr.startswith("__") or calls_super(func.value):
             return []
         index = self.evaluator.index
         if index.dispatched_methods is None:
@@ -462,10 +458,6 @@ def _is_staticmethod(function: ast.FunctionDef) -> bool:
 def _mentions_library(index: ModuleIndex) -> bool:
     """A file that never names torch.distributions (most) has no subclass of it: no walk needed."""
     return "distributions" in index.source
-
-
-def _is_super(node: ast.expr) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
 
 def _library_methods(index: ModuleIndex, cls: ClassInfo) -> dict[str, tuple[ast.FunctionDef, ClassInfo]]:

@@ -21,10 +21,15 @@ from .torch_api import CLASS_PROPERTIES
 PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
 
 
+def calls_super(node: ast.AST) -> bool:
+    """`super(...)`, in any form: the cheap first test of every check here."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
+
+
 def super_call(node: ast.expr, cls: ClassInfo, self_name: str | None) -> bool:
     """`super()`, or `super(<cls>, <self>)` naming the class being defined and the method's first
     parameter: the two forms that start the lookup after `cls`."""
-    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and not node.keywords):
+    if not isinstance(node, ast.Call) or not calls_super(node) or node.keywords:
         return False
     if not node.args:
         return True

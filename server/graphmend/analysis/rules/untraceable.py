@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
-from ..super_properties import first_use, instance_method, parent_of, property_kind, super_call
+from ..super_properties import calls_super, first_use, instance_method, parent_of, property_kind, super_call
 from ..symbols import LOCK_CLASSES, RNN_FLAG, SPARSE_CONSTRUCTORS, SPARSE_METHODS
 from ..tensors import plain_assignments
 from .base import Effect, Rule, RuleContext, receiver
@@ -365,8 +365,7 @@ class SuperProperty(Rule):
 
     def check(self, node: ast.AST, ctx: RuleContext) -> None:
         assert isinstance(node, ast.Attribute)
-        value = node.value
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super"):
+        if not calls_super(node.value):
             return  # the cheap test first: this runs for every attribute of compiled code
         if not isinstance(node.ctx, ast.Load) or ctx.is_call_target(node):
             return

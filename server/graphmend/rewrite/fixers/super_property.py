@@ -25,6 +25,7 @@ from ...analysis.super_properties import property_kind, super_call
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
+from ..ordered_site import local_names
 
 
 class SuperPropertyFixer:
@@ -50,7 +51,7 @@ class SuperPropertyFixer:
             raise DeclineError("bases", f"`{cls.name}` does not have exactly one base written as a name: `super()` may search past it")
         base = cls.node.bases[0]
         root = _root(base)
-        if root in _bound_names(function):
+        if root in local_names(ctx, function):
             raise DeclineError("base-rebound", f"`{root}` names something else inside `{function.name}`")
         diamond = next((other.name for other in ctx.index.classes.values() if len(other.node.bases) > 1 and _derives(ctx, other, cls)), None)
         if diamond is not None:
@@ -86,12 +87,6 @@ def _root(node: ast.expr) -> str:
     while isinstance(node, ast.Attribute):
         node = node.value
     return node.id if isinstance(node, ast.Name) else ""
-
-
-def _bound_names(function: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    names = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    names |= {n.id for n in ast.walk(function) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
-    return names
 
 
 def _derives(ctx: FixContext, cls, base) -> bool:  # type: ignore[no-untyped-def]
