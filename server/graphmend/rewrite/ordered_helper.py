@@ -33,8 +33,8 @@ def {helper}(fn):
     so the caller stays one graph and `fn` still runs in program order with the same values (its
     prints, logs, warnings and checks happen as before); outside torch.compile, call `fn` itself.
     A parameter annotated `object` is only formatted by `fn`: it is passed as the tensor, number or
-    bool it holds, or as its text (a list, tuple or dict holding tensors as its text with a slot
-    per tensor, filled with the tensor's text when the op runs); one annotated
+    bool it holds, or as its text (a list, tuple, dict or torch.Size holding tensors or sizes
+    traced symbolically as its text with a slot per value, filled in when the op runs); one annotated
     `Tensor | int | float | bool | str | None` is passed as the one of those it holds. On a torch
     without ordered custom ops, or for values the op's types do not admit, `fn` is called itself
     (the graph break stays, and so does the behaviour)."""
@@ -90,6 +90,13 @@ def {helper}(fn):
             if type(value) is kind and (kind is not int or -(2**63) <= value < 2**63):
                 tensors.append({torch}.scalar_tensor(value, dtype=dtypes[slot]))
                 return slot
+        for slot, kind in (("\ue002", {torch}.SymInt), ("\ue003", {torch}.SymFloat)):
+            if isinstance(value, kind):  # a size traced symbolically: its value is known when the op runs
+                tensors.append({torch}.scalar_tensor(value, dtype=dtypes[slot]))
+                return slot
+        if type(value) is {torch}.Size:  # `print(x.shape)`: its sizes may be symbolic
+            parts = [text_of(item, tensors) for item in value]
+            return None if None in parts else "torch.Size([%s])" % ", ".join(parts)
         if type(value) in (list, tuple):
             parts = [text_of(item, tensors) for item in value]
             if None in parts:
@@ -122,7 +129,7 @@ def {helper}(fn):
             return fn(*args)
         arguments, number, tensors = list(args), 0, []
         for position, value in enumerate(args):  # decided while tracing, free afterwards
-            if position in texts and position not in values and type(value) in (list, tuple, dict):
+            if position in texts and position not in values and type(value) in (list, tuple, dict, {torch}.Size):
                 text = text_of(value, tensors)
                 if text is None:
                     return fn(*args)  # a container the op could not take: call it (the break stays)
