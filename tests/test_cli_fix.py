@@ -273,3 +273,32 @@ def test_two_identical_tests_in_one_function_are_planned_apart(tmp_path: Path, m
     fixed = (tmp_path / "twice.py").read_text(encoding="utf-8")
     assert "x = torch.where(x.sum() > 0, x_if_true, x)" in fixed, fixed
     assert "    if x.sum() > 0:\n        y[0] = 1\n" in fixed, fixed
+
+
+# A selection whose inline mask is an argument, not an index: the masked-reduction fix declines
+# with "mask-inline" and tries again with the mask bound to a name first; the variant still had the
+# mask inline, so it hoisted again on the variant, and again, without end (a blind-corpus file,
+# DeepCTR's DIEN, made `graphmend fix` run past 13 minutes and 4 GB).
+SELECTED_BY_AN_ARGUMENT = """import torch
+
+
+@torch.compile
+def f(x):
+    x = torch.masked_select(x, x > 0)
+    return x.sum()
+"""
+
+
+def test_a_fix_planned_on_a_variant_of_the_file_ends(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "selected.py"
+    path.write_text(SELECTED_BY_AN_ARGUMENT, encoding="utf-8")
+    # a process of its own: a fix that never ends must fail this test, not hang the suite
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmend", "fix", "--diff", str(path), "--exit-zero"], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "GM403 not fixed: the mask `x > 0` is not a plain name" in done.stdout, done.stdout
+    assert path.read_text(encoding="utf-8") == SELECTED_BY_AN_ARGUMENT

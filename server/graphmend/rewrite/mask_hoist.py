@@ -54,6 +54,10 @@ def plan_with_mask_named(
     if not is_fresh(ctx, mask) and mask_reads_changed(ctx, function, ast.walk(function), binding, mask_roots(mask)) is not None:
         raise declined  # `m.bool()` may be `m` itself: the name would follow later changes to `m`
     reads = _same_mask_reads(ctx, function, binding, mask)
+    if not any(read is mask for read in reads):
+        # the selection's own mask is not an index written there (`x.masked_select(m > 0)`): the
+        # variant would decline the same way, and hoisting again on it would never end
+        raise declined
     why = f"the mask `{ctx.excerpt(mask, 30)}` is computed once, before the selection, and read by name"
     return _plan_hoisted(finding, ctx, binding, mask, reads, MASK_NAME, why, declined, plan)
 
