@@ -69,6 +69,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -665,14 +666,19 @@ def worker_main(name: str, inductor: bool) -> int:
 def run_case(name: str, inductor: bool, timeout: int) -> dict:
     command = [sys.executable, str(Path(__file__).resolve()), "--worker", name] + (["--inductor"] if inductor else [])
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS=os.environ.get("OMP_NUM_THREADS", "1"))
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        return {"case": name, "crash": f"timed out after {timeout}s"}
-    for line in reversed(done.stdout.splitlines()):
+    # a session of its own, so that a timeout stops the worker's children too (its `graphmend fix`
+    # went on for minutes, orphaned, after the worker was killed)
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True) as worker:
+        try:
+            stdout, stderr = worker.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.communicate()
+            return {"case": name, "crash": f"timed out after {timeout}s"}
+    for line in reversed(stdout.splitlines()):
         if line.startswith("@@RESULT@@"):
             return json.loads(line[len("@@RESULT@@"):])
-    return {"case": name, "crash": f"exit {done.returncode}: {(done.stderr or done.stdout)[-1500:]}"}
+    return {"case": name, "crash": f"exit {worker.returncode}: {(stderr or stdout)[-1500:]}"}
 
 
 def _row(r: dict, inductor: bool) -> str:
