@@ -106,7 +106,6 @@ class CompiledRuns:
     observations: list[Observation]
     graphs: int
     break_sites: set[tuple[str, int]]  # (file, line) of every break dynamo logged, over all inputs
-    sites_by_input: list[set[tuple[str, int]]] = field(default_factory=list)  # the same, per input
 
 
 def run_compiled(
@@ -114,9 +113,8 @@ def run_compiled(
 ) -> CompiledRuns:
     """Compile `fn` once (a graph-counting backend, or a real one), call it on every input (input
     `i` after `torch.manual_seed(first_seed + i)`), and read the break sites from dynamo's
-    graph_breaks log (never explain()'s count), over all inputs and per input. `dynamic` is
-    `torch.compile`'s: True traces sizes symbolically from the first call, so inputs of other
-    shapes reuse the graph instead of recompiling (what the inductor checks use to compile once)."""
+    graph_breaks log (never explain()'s count). `dynamic` is `torch.compile`'s: True traces sizes
+    symbolically from the first call, as a recompile after a shape change does."""
     graphs: list[int] = []
 
     def counting_backend(gm: Any, example_inputs: Any) -> Any:
@@ -132,7 +130,6 @@ def run_compiled(
         lg.propagate = False
     torch._dynamo.reset()
     observations = []
-    per_input: list[int] = []  # how many records had been logged after each input
     try:
         # inductor draws random numbers with its own generator unless told to fall back to eager's
         with torch._dynamo.config.patch(verbose=True), torch._inductor.config.patch(fallback_random=True):
@@ -140,7 +137,6 @@ def run_compiled(
             for number, args in enumerate(inputs):
                 torch.manual_seed(first_seed + number)  # the same draws for every version and backend
                 observations.append(observe(compiled, args))
-                per_input.append(len(records.messages))
     finally:
         for lg, (level, propagate) in zip(loggers, saved):
             lg.removeHandler(records)
@@ -148,14 +144,9 @@ def run_compiled(
             lg.propagate = propagate
         torch._dynamo.reset()
     files = {os.path.realpath(case_file)}
-    by_input: list[set[tuple[str, int]]] = []
-    start = 0
-    for end in per_input:
-        sites = set()
-        for message in records.messages[start:end]:
-            parsed = parse_record(message)
-            if parsed is not None:
-                sites.add(locate(parsed, files))
-        by_input.append(sites)
-        start = end
-    return CompiledRuns(observations, len(graphs), set().union(*by_input), by_input)
+    sites = set()
+    for message in records.messages:
+        parsed = parse_record(message)
+        if parsed is not None:
+            sites.add(locate(parsed, files))
+    return CompiledRuns(observations, len(graphs), sites)

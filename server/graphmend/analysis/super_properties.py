@@ -13,6 +13,7 @@ same holds for torch.distributions' `lazy_property` (`logits`, `probs`), which R
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 from .symbols import ClassInfo, ModuleIndex
 from .torch_api import CLASS_PROPERTIES
@@ -21,7 +22,7 @@ from .torch_api import CLASS_PROPERTIES
 PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
 
 
-def calls_super(node: ast.AST) -> bool:
+def calls_super(node: ast.AST) -> TypeGuard[ast.Call]:
     """`super(...)`, in any form: the cheap first test of every check here."""
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super"
 
@@ -29,7 +30,7 @@ def calls_super(node: ast.AST) -> bool:
 def super_call(node: ast.expr, cls: ClassInfo, self_name: str | None) -> bool:
     """`super()`, or `super(<cls>, <self>)` naming the class being defined and the method's first
     parameter: the two forms that start the lookup after `cls`."""
-    if not isinstance(node, ast.Call) or not calls_super(node) or node.keywords:
+    if not calls_super(node) or node.keywords:
         return False
     if not node.args:
         return True

@@ -42,7 +42,7 @@ def plan_on_variant(
     edits of the original text, its title followed by `why`. Raises `declined` where the variant
     does not parse or the finding is not there; where `plan` declines on the variant, its reason,
     the more specific one (with the names the variant introduced written as `renamed` says)."""
-    if not parses(variant_text) or _DEPTH.get() >= MAX_DEPTH:
+    if _DEPTH.get() >= MAX_DEPTH or not parses(variant_text):
         raise declined
     # walking only the finding's function where it is an entry, as the lookahead does: the variant
     # differs from the file there alone (a whole analysis of a large model file, with its pass over
