@@ -157,10 +157,11 @@ def test_every_fixer_has_fixtures() -> None:
     assert not missing, f"fixers without fixture pairs (tests/fixtures/<FixerClassName>/): {sorted(missing)}"
 
 
-# Keys a fixer raises only on internal trouble (code it cannot locate, a node of the wrong kind):
-# no user code reaches them, so they have no decline fixture.
+# Keys a fixer raises only on internal trouble (code it cannot locate, a node of the wrong kind)
+# or as a guard no fixture should reach (planning nested too deep: test_nesting.py): no user code
+# is meant to meet them, so they have no decline fixture.
 INTERNAL_DECLINES = frozenset(
-    {"no-node", "no-cst-match", "not-an-if", "not-a-while", "not-in-function", "not-a-mask", "unparsable-function", "generated-code"}
+    {"no-node", "no-cst-match", "not-an-if", "not-a-while", "not-in-function", "not-a-mask", "unparsable-function", "generated-code", "plan-depth"}
 )
 DECLINE_RAISE = re.compile(r"\b(?:_decline|_fail|DeclineError)\(\s*\"([\w-]+)\"")
 

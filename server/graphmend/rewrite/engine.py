@@ -16,6 +16,7 @@ from ..analysis import analyze_detailed
 from ..config import Config
 from ..findings import Finding, Span
 from ..textedits import apply_edits, parses
+from . import float_specialisation
 from .context import FixContext
 from .fixers import Fixer, fixers_for
 from .model import NOT_MY_PATTERN, Declined, DeclineError, Fix, Safety
@@ -78,7 +79,10 @@ def _narrow_for(fixer: Fixer, code: str) -> bool:
 
 def _plan_one(fixer: Fixer, finding: Finding, ctx: FixContext) -> Fix | Declined:
     try:
-        return fixer.plan(finding, ctx)
+        fix = fixer.plan(finding, ctx)
+        # a fix that joins graphs can reach an inductor miscompile no fixer checks for itself
+        float_specialisation.check_fix(finding, fix.edits, ctx)
+        return fix
     except DeclineError as exc:
         return Declined(finding, exc.reason, exc.key)
     except RecursionError:

@@ -20,6 +20,7 @@ from ..findings import Edit, Finding
 from ..textedits import apply_edits
 from .context import FixContext
 from .model import Declined, DeclineError, Safety
+from .nesting import MAX_DEPTH, nested
 from .py_types import Function
 
 
@@ -28,6 +29,15 @@ def require_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], functio
     qualified name is `qualname`) tests a tensor and has a fix at `level`. `why` names what the
     first fix would leave behind. The edits may move lines but add or remove no `if`: each branch is
     found again as the same `if`, counted in source order, of the same function."""
+    with nested(_too_deep(why)):
+        _check_branches_fixed_after(ctx, edits, function, qualname, branches, level, why)
+
+
+def _too_deep(why: str) -> DeclineError:
+    return DeclineError("plan-depth", f"{why}, and whether a fix would follow is not decided: fixes planned {MAX_DEPTH} deep")
+
+
+def _check_branches_fixed_after(ctx: FixContext, edits: Sequence[Edit], function: Function, qualname: str, branches: Sequence[ast.If], level: Safety, why: str) -> None:
     from .engine import plan_fix  # the engine plans with the fixers, one of which asks here
 
     order = _own_branches(function)
@@ -59,7 +69,8 @@ def require_tests_fixed_after(
     test, which then must be what a fixer rewrites. Each finding of a held condition asks with the
     same edits: the answer is remembered per edits (each costs a re-analysis of the file)."""
     key = ("tests-fixed-after", qualname, tuple((e.span, e.new_text) for e in edits), id(branch), also, level)
-    ctx.remember_or_decline(key, lambda: _check_tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also))
+    with nested(_too_deep(why)):
+        ctx.remember_or_decline(key, lambda: _check_tests_fixed_after(ctx, edits, function, qualname, branch, level, why, also))
 
 
 def _check_tests_fixed_after(
@@ -80,8 +91,9 @@ def require_line_fixed_after(ctx: FixContext, edits: Sequence[Edit], qualname: s
     """Decline unless, after `edits`, the findings of function `qualname` that start on `line` (of
     the rewritten text: the edits must leave the lines above it as they were) have fixes at
     `level`, and there is one."""
-    result = _reanalysed(ctx, edits, qualname)
-    _require_all_fixed(result, [f for f in result.findings if f.function == qualname and f.span.start_line == line], level, why)
+    with nested(_too_deep(why)):
+        result = _reanalysed(ctx, edits, qualname)
+        _require_all_fixed(result, [f for f in result.findings if f.function == qualname and f.span.start_line == line], level, why)
 
 
 def _reanalysed(ctx: FixContext, edits: Sequence[Edit], qualname: str) -> AnalysisResult:

@@ -11,7 +11,6 @@ reason for declining stands.
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import replace
 
 from ..analysis import analyze_detailed
@@ -20,12 +19,7 @@ from ..textedits import apply_edits, parses, text_edits
 from .context import FixContext
 from .lookahead import focused
 from .model import DeclineError, Fix
-
-# Variants planned inside variants (a tail copied, then a mask hoisted in the copy): a fixer that
-# declines on its variant the way it declined on the file would otherwise make variants forever
-# (each a whole re-analysis), and `graphmend fix` or the editor's quick fixes would never answer.
-MAX_DEPTH = 4
-_DEPTH: ContextVar[int] = ContextVar("graphmend_variant_depth", default=0)
+from .nesting import nested, too_deep
 
 
 def plan_on_variant(
@@ -42,7 +36,7 @@ def plan_on_variant(
     edits of the original text, its title followed by `why`. Raises `declined` where the variant
     does not parse or the finding is not there; where `plan` declines on the variant, its reason,
     the more specific one (with the names the variant introduced written as `renamed` says)."""
-    if _DEPTH.get() >= MAX_DEPTH or not parses(variant_text):
+    if too_deep() or not parses(variant_text):
         raise declined
     # walking only the finding's function where it is an entry, as the lookahead does: the variant
     # differs from the file there alone (a whole analysis of a large model file, with its pass over
@@ -53,16 +47,14 @@ def plan_on_variant(
     same = [f for f in result.findings if f.code == finding.code and f.span.start_line == moved_line and f.span.start_col == finding.span.start_col]
     if not same:
         raise declined
-    depth = _DEPTH.set(_DEPTH.get() + 1)
     try:
-        fix = plan(same[0], FixContext(result))
+        with nested(declined):
+            fix = plan(same[0], FixContext(result))
     except DeclineError as inner:
         reason = inner.reason
         for name, text in (renamed or {}).items():
             reason = reason.replace(name, text)
         raise DeclineError(inner.key, reason) from None
-    finally:
-        _DEPTH.reset(depth)
     fixed = apply_edits(variant_text, list(fix.edits))
     if not parses(fixed):
         raise declined
