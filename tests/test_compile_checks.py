@@ -270,7 +270,7 @@ CONDITION_SOURCE = '''import torch
 @torch.compile
 def f(loss, limit: float):
     if loss > limit:
-        loss = loss.clamp(max=limit)
+        loss = limit + (loss - limit) * 0.5
     return loss * 2
 '''
 
