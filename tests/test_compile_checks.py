@@ -573,3 +573,37 @@ def test_slice_bounds_select_what_the_tensor_of_values_selected(values: object, 
     assert sliced(lambda: helper(values, dim)) == sliced(original)  # type: ignore[operator]
     if isinstance(values, (list, tuple)) and values and all(type(v) is int for v in values) and max(map(abs, values)) < 2**40:
         assert isinstance(helper(values, dim), list)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("value", "build", "index", "bits"),
+    [
+        (4, torch.IntTensor, 0, 31),
+        (4, torch.LongTensor, -1, 63),
+        (2**40, torch.LongTensor, 0, 63),
+        (4.7, torch.IntTensor, 0, 31),  # truncated by the tensor: its entry, 4
+        (True, torch.IntTensor, 0, 31),  # a bool: the tensor's entry
+        (-3, torch.IntTensor, 0, 31),
+        (4, torch.IntTensor, 1, 31),  # out of range: the same IndexError
+    ],
+)
+def test_int_entry_selects_what_the_tensor_entry_selected(value: object, build: object, index: int, bits: int) -> None:
+    """`_graphmend_int_entry(v, t, k, bits)` as a slice bound selects the rows `t[k]` selected
+    (or raises the same error), and gives the Python int itself only where that is what `t` holds."""
+    from graphmend.rewrite.compile_checks import _TEXTS, INT_ENTRY
+
+    namespace: dict[str, object] = {"torch": torch}
+    exec(_TEXTS[INT_ENTRY].format(name=INT_ENTRY, torch="torch"), namespace)
+    helper = namespace[INT_ENTRY]
+    tensor = build([value])  # type: ignore[operator]
+    rows = torch.arange(20).reshape(10, 2)
+
+    def sliced(make):  # type: ignore[no-untyped-def]
+        try:
+            bound = make()
+            return rows[:bound].tolist(), rows[bound:].tolist()
+        except Exception as error:  # the same error is the point
+            return type(error), str(error)
+
+    assert sliced(lambda: helper(value, tensor, index, bits)) == sliced(lambda: tensor[index])  # type: ignore[operator]
+    assert (type(helper(value, tensor, index, bits) if index in (0, -1) else None) is int) == (type(value) is int and index in (0, -1))  # type: ignore[operator]

@@ -98,9 +98,11 @@ def test_a_module_constant_is_not_a_changing_float() -> None:
         ("torch.where(x > lim, x, y)", TENSOR_USE),
         ("lim ** x", TENSOR_USE),
         ("F.leaky_relu(x, lim)", None),  # measured right: not baked
+        ("n // lim + 2 * lim * m", None),  # Python arithmetic (transformers: heads // groups)
+        ("x.clamp(max=n // lim)", SCALAR_USE),
     ],
 )
 def test_how_a_float_is_used(expression: str, kind: str | None) -> None:
     tree = ast.parse(expression)
-    kinds = {use.kind for use in _uses(tree, lambda name: False, lambda name: True) if use.root == "lim"}
+    kinds = {use.kind for use in _uses(tree, lambda name: name in ("x", "c"), lambda name: True) if use.root == "lim"}
     assert kinds == ({kind} if kind else set())

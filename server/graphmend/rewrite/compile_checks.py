@@ -554,7 +554,30 @@ def {name}(values, dim=None):
     return tensor if dim is None else tensor.cumsum(dim)
 '''
 
+INT_ENTRY = "_graphmend_int_entry"
+
+_INT_ENTRY_TEXT = '''
+
+def {name}(value, tensor, index, bits, scripted=False):
+    """`tensor[index]` of a tensor built from `[value]` alone, given as the Python int `value`
+    where that is what it holds: an int (not a bool) in the tensor's range (`bits`: 31 for int32,
+    63 for int64), read at index 0 or -1; else the tensor's entry, as before. For a helper under
+    `torch.jit.script` (`scripted`), which takes only a tensor when it runs, the int only while
+    dynamo traces (it runs the helper's Python code then).
+
+    Added by GraphMend for a helper that reads the entry only as a slice bound, where an int and
+    a 0-d integer tensor select the same elements: dynamo traces a slice by an int, and breaks on
+    a tensor bound. The test is on Python values, a constant while dynamo traces: no break.
+    """
+    if scripted and not {torch}.compiler.is_compiling():
+        return tensor[index]
+    if type(value) is int and -(2**bits) <= value < 2**bits and index in (0, -1):
+        return value
+    return tensor[index]
+'''
+
 _TEXTS = {
+    INT_ENTRY: _INT_ENTRY_TEXT,
     PRODUCT_KEEPS: _PRODUCT_KEEPS_TEXT,
     COMPLEMENT_KEEPS: _COMPLEMENT_KEEPS_TEXT,
     COUNTS_FIT: _COUNTS_FIT_TEXT,

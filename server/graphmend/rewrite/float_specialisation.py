@@ -110,7 +110,7 @@ def check_fix(finding: Finding, edits: tuple[Edit, ...], ctx: FixContext) -> Non
     specialised = _passed_to_an_op(tree)
     uses = [
         u
-        for u in _uses(tree, candidates.known_number, candidates.may_be_float)
+        for u in _uses(tree, candidates.known_tensor, candidates.may_be_float)
         if candidates.may_be_float(u.root) and not (u.root in specialised and candidates.known_float(u.root))
     ]
     for tensor_use in (u for u in uses if u.kind == TENSOR_USE):
@@ -177,12 +177,9 @@ class _Candidates:
                 self.original.setdefault(spelling, []).append(node)
         self.constants = _module_constants(ctx.tree)
 
-    def known_number(self, spelling: str) -> bool:
-        """A module constant, or a name the analysis knows holds an int or a float."""
-        if spelling in self.constants:
-            return True
-        nodes = self.original.get(spelling, [])
-        return bool(nodes) and value_type(self.ctx, nodes[0], self.function) in (INT, FLOAT)
+    def known_tensor(self, spelling: str) -> bool:
+        """A name or attribute the analysis knows holds a tensor where the function reads it."""
+        return any(self.ctx.kind(node) in TENSOR_KINDS for node in self.original.get(spelling, []))
 
     def known_float(self, spelling: str) -> bool:
         nodes = self.original.get(spelling, [])
@@ -192,7 +189,7 @@ class _Candidates:
         if root.startswith("_graphmend") or root in self.constants:
             return False
         nodes = self.original.get(root, [])
-        if any(self.ctx.kind(node) in TENSOR_KINDS for node in nodes):
+        if self.known_tensor(root):
             return False
         return not nodes or value_type(self.ctx, nodes[0], self.function) not in (INT, BOOL, STR)
 
@@ -237,12 +234,13 @@ def _spelling(node: ast.AST) -> str | None:
     return None
 
 
-def _uses(tree: ast.Module, known_number: Callable[[str], bool], may_be_float: Callable[[str], bool]) -> Iterator[Use]:
-    """Each use of a name or attribute chain as a tensor operand or a baked scalar argument; a
-    Python-only expression of it (`limit * 2`, a local bound to one) counts as a use of it.
-    `known_number` tells a name that holds a number for sure: `x * limit` is a tensor use of
-    `limit` unless `x` is one. A local is an alias only of arithmetic whose every name may be a
-    float (`bound = limit * 2`, not `y = x * 0.5 + limit` with a tensor `x`)."""
+def _uses(tree: ast.Module, known_tensor: Callable[[str], bool], may_be_float: Callable[[str], bool]) -> Iterator[Use]:
+    """Each use of a name or attribute chain as a tensor operand or a baked scalar argument; Python
+    arithmetic of it (`limit * 2`, a local bound to one) counts as a use of it. An operator makes
+    a tensor use only with an operand that holds a tensor (`known_tensor` names one; a torch call
+    or a method call on one makes one): `self.heads // self.groups` is Python arithmetic. A local
+    is an alias only of arithmetic whose every name may be a float (`bound = limit * 2`, not
+    `y = x * 0.5 + limit` with a tensor `x`)."""
     parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     aliases: dict[str, frozenset[str]] = {}
     for node in ast.walk(tree):
@@ -250,7 +248,7 @@ def _uses(tree: ast.Module, known_number: Callable[[str], bool], may_be_float: C
             roots = _arithmetic_roots(node.value, aliases)
             if roots and all(may_be_float(root) for root in roots):
                 aliases[node.targets[0].id] = roots
-    numbers = _Numbers(known_number)
+    tensors = _Tensors(known_tensor)
     for node in ast.walk(tree):
         if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(parents.get(id(node)), ast.Attribute):
             continue  # `self.limit` once, not `self` again
@@ -258,49 +256,59 @@ def _uses(tree: ast.Module, known_number: Callable[[str], bool], may_be_float: C
         if spelling is None or not isinstance(getattr(node, "ctx", None), ast.Load):
             continue
         expr: ast.AST = node
-        while isinstance(parent := parents.get(id(expr)), (ast.BinOp, ast.UnaryOp)) and numbers.python_only(parent, expr):
+        while isinstance(parent := parents.get(id(expr)), (ast.BinOp, ast.UnaryOp)) and not tensors.meets_one(parent, expr):
             expr = parent
-        parent = parents.get(id(expr))
-        kind, where = _use_kind(expr, parent, parents, numbers)
+        kind, where = _use_kind(expr, parents.get(id(expr)), parents, tensors)
         if kind is not None:
             for root in aliases.get(spelling, frozenset({spelling})):
                 yield Use(root, kind, node.lineno, _excerpt(where))
 
 
-class _Numbers:
-    """Which operands are Python numbers for sure: literals, and names `known_number` vouches for."""
+class _Tensors:
+    """Which operands hold a tensor: a name `known_tensor` vouches for, a `torch.*` call, a method
+    call on such an operand (`x.sum()`), an index of one, arithmetic with one."""
 
-    def __init__(self, known_number: Callable[[str], bool]) -> None:
-        self.known_number = known_number
+    def __init__(self, known_tensor: Callable[[str], bool]) -> None:
+        self.known_tensor = known_tensor
 
-    def sure(self, expr: ast.AST) -> bool:
-        if isinstance(expr, ast.Constant):
-            return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    def holds_one(self, expr: ast.AST) -> bool:
         if isinstance(expr, (ast.Name, ast.Attribute)):
             spelling = _spelling(expr)
-            return spelling is not None and self.known_number(spelling)
-        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
-            return self.sure(expr.operand)
-        return isinstance(expr, ast.BinOp) and self.sure(expr.left) and self.sure(expr.right)
+            if spelling is not None:
+                return self.known_tensor(spelling)
+        if isinstance(expr, ast.Call):
+            func = expr.func
+            if isinstance(func, ast.Attribute):
+                return _spelling(func.value) in _FUNCTION_OWNERS or self.holds_one(func.value)
+            return False
+        if isinstance(expr, ast.Attribute):
+            return self.holds_one(expr.value)
+        if isinstance(expr, ast.Subscript):
+            return self.holds_one(expr.value)
+        if isinstance(expr, ast.UnaryOp):
+            return self.holds_one(expr.operand)
+        if isinstance(expr, ast.BinOp):
+            return self.holds_one(expr.left) or self.holds_one(expr.right)
+        return False
 
-    def python_only(self, parent: ast.AST, child: ast.AST) -> bool:
-        """Whether `parent` computes with `child` in Python only (`limit * 2`), not with something
-        that may be a tensor (`x * limit`)."""
+    def meets_one(self, parent: ast.AST, child: ast.AST) -> bool:
+        """Whether operator `parent` computes `child` with a tensor (`x * limit`), not in Python
+        only (`limit * 2`, `-limit`)."""
         if isinstance(parent, ast.UnaryOp):
-            return isinstance(parent.op, (ast.USub, ast.UAdd))
+            return False
         assert isinstance(parent, ast.BinOp)
-        return self.sure(parent.right if parent.left is child else parent.left)
+        return self.holds_one(parent.right if parent.left is child else parent.left)
 
 
-def _use_kind(expr: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST], numbers: _Numbers) -> tuple[str | None, ast.AST]:
+def _use_kind(expr: ast.AST, parent: ast.AST | None, parents: dict[int, ast.AST], tensors: _Tensors) -> tuple[str | None, ast.AST]:
     """How `expr` (a float, or Python arithmetic of it) is used by `parent`, and the operation."""
-    if isinstance(parent, ast.BinOp):
+    if isinstance(parent, ast.BinOp):  # with a tensor: the climb stopped there
         if isinstance(parent.op, _BAKED_OPERATORS) and parent.right is expr:
             return SCALAR_USE, parent
         return TENSOR_USE, parent
     if isinstance(parent, ast.Compare):
         others = [o for o in (parent.left, *parent.comparators) if o is not expr]
-        return (TENSOR_USE if any(not numbers.sure(o) for o in others) else None), parent
+        return (TENSOR_USE if any(tensors.holds_one(o) for o in others) else None), parent
     if isinstance(parent, ast.keyword):
         call = parents.get(id(parent))
         if isinstance(call, ast.Call) and _baked_keyword(call, parent.arg):

@@ -73,7 +73,7 @@ NOT_MY_PATTERN = frozenset(
         "not-an-if", "not-a-while", "not-an-assert", "not-a-mask", "not-a-mask-check", "not-a-guarded-fill", "not-a-reduction",
         "not-a-statement", "not-effect-only", "moe-no-dispatch", "no-node", "no-cst-match", "not-in-function", "not-a-count",
         "not-a-row-loss", "not-a-length-loop", "not-a-held-condition", "held-condition-reads", "not-a-number-branch", "not-unpacked",
-        "not-an-item-read",
+        "not-an-item-read", "not-a-bound-parameter",
         "not-an-operand", "no-python-test", "already-first", "value-read",  # the and-reorder's shape (static_first.py)
         "statement",  # where: a branch that raises or logs is the ordered op's pattern, not a selection
     }

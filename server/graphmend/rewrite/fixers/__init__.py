@@ -30,6 +30,7 @@ from .moe import MaskedExpertUpdateFixer, MoEDispatchFixer, SparseMoEDispatchFix
 from .number_branch import NumberBranchFixer
 from .ordered import OrderedEffectFixer
 from .scalars import ScalarFixer
+from .slice_argument import SliceBoundArgumentFixer
 from .slice_bounds import SliceBoundsFixer
 from .static_first import StaticFirstFixer
 from .super_property import SuperPropertyFixer
@@ -53,6 +54,7 @@ ALL_FIXERS: tuple[Fixer, ...] = (
     WhereFixer(),
     WhileLoopFixer(),
     LengthFillFixer(),  # before Scalar: a length read per row is a slice bound, which Scalar declines
+    SliceBoundArgumentFixer(),  # likewise, and before the loop's: its reasons for a bound that is a parameter say more
     SliceBoundsFixer(),  # likewise: bounds from a tensor of Python numbers become the numbers
     ScalarFixer(),
     MaskedReductionFixer(),

@@ -158,13 +158,19 @@ def _check_only_bounds(ctx: FixContext, loop: ast.For, name: str) -> None:
     """Every read of the loop's name `name` in its body is the start or stop of a slice of a
     tensor, list or tuple, where an int selects what the 0-d tensor selected; it is never bound there."""
     for node in (n for statement in loop.body for n in ast.walk(statement)):
-        if not (isinstance(node, ast.Name) and node.id == name):
-            continue
-        bound = ctx.parent(node)
-        if not (isinstance(node.ctx, ast.Load) and isinstance(bound, ast.Slice) and (node is bound.lower or node is bound.upper)):
-            raise DeclineError("bound-used-otherwise", f"`{name}` is used in the loop other than as a slice's start or stop")
-        index = ctx.parent(bound)
-        subscript = ctx.parent(index) if isinstance(index, ast.Tuple) else index
-        indexed = isinstance(subscript, ast.Subscript) and subscript.slice is (index if isinstance(index, ast.Tuple) else bound)
-        if not (indexed and isinstance(subscript, ast.Subscript) and ctx.kind(subscript.value) in _SLICED_ALIKE):
-            raise DeclineError("sliced-not-a-tensor", f"`{name}` bounds a slice of something not known to be a tensor, list or tuple (its `__getitem__` could tell an int from a tensor)")
+        if isinstance(node, ast.Name) and node.id == name:
+            check_read_as_bound(ctx, node, "in the loop")
+
+
+def check_read_as_bound(ctx: FixContext, node: ast.Name, where: str) -> None:
+    """`node` is read as the start or stop of a slice of something known to be a tensor, list or
+    tuple (each reads a bound through `__index__`, so an int selects what a 0-d tensor selected)."""
+    name = node.id
+    bound = ctx.parent(node)
+    if not (isinstance(node.ctx, ast.Load) and isinstance(bound, ast.Slice) and (node is bound.lower or node is bound.upper)):
+        raise DeclineError("bound-used-otherwise", f"`{name}` is used {where} other than as a slice's start or stop")
+    index = ctx.parent(bound)
+    subscript = ctx.parent(index) if isinstance(index, ast.Tuple) else index
+    indexed = isinstance(subscript, ast.Subscript) and subscript.slice is (index if isinstance(index, ast.Tuple) else bound)
+    if not (indexed and isinstance(subscript, ast.Subscript) and ctx.kind(subscript.value) in _SLICED_ALIKE):
+        raise DeclineError("sliced-not-a-tensor", f"`{name}` bounds a slice of something not known to be a tensor, list or tuple (its `__getitem__` could tell an int from a tensor)")
