@@ -190,3 +190,29 @@ def test_client_support_is_read_from_the_capabilities_the_client_sends() -> None
     )  # fmt: skip
     title_only = types.CodeActionClientCapabilities(resolve_support=types.ClientCodeActionResolveOptions(properties=["title"]))
     assert not ClientSupport.of(types.ClientCapabilities(text_document=types.TextDocumentClientCapabilities(code_action=title_only))).resolve_edit
+
+
+def test_a_slow_plan_answers_the_editor_without_it_and_a_quick_one_with_it() -> None:
+    """The lightbulb and hover get an answer within their limit even where planning runs on (a
+    bug, a pathological file): the default, while the work goes on in its thread."""
+    import asyncio
+    import threading
+    import types as pytypes
+    from concurrent.futures import ThreadPoolExecutor
+
+    from graphmend.lsp.assist import within
+
+    release = threading.Event()
+    server = pytypes.SimpleNamespace(analysis_pool=ThreadPoolExecutor(max_workers=1))
+
+    async def ask() -> tuple[object, object]:
+        # the slow work ends only once released (after the answer) or after 10 s (giving False):
+        # "default" can only come from the limit
+        slow = await within(server, 0.2, "default", "planning", lambda: release.wait(10) and "planned")  # type: ignore[arg-type]
+        release.set()
+        quick = await within(server, 5.0, "default", "planning", lambda: "planned")  # type: ignore[arg-type]
+        return slow, quick
+
+    slow, quick = asyncio.run(ask())
+    server.analysis_pool.shutdown(wait=True)
+    assert (slow, quick) == ("default", "planned")

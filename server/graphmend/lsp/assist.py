@@ -5,6 +5,9 @@ document's current version (never re-analyses) and builds its answer off the eve
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from lsprotocol import types
 
@@ -14,6 +17,26 @@ from .feature import Feature
 from .hover import hover as hover_at
 from .session import GraphMendServer
 
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# How long the editor waits for fixes to be planned before it gets an answer without them. Planning
+# is bounded (nested planning stops at rewrite/nesting.py's depth), but one slow or runaway plan
+# must not hold the lightbulb or the hover for good: the work goes on in its thread and its result
+# is kept for the document's version, so the next request finds it.
+PLANNING_SECONDS = 20.0
+FIX_ALL_SECONDS = 120.0  # the whole file fixed, once, when the user picks fix-all
+
+
+async def within(ls: GraphMendServer, seconds: float, default: T, what: str, work: Callable[[], T]) -> T:
+    """`work()` on the analysis pool, or `default` (logged) where it takes more than `seconds`."""
+    future = asyncio.get_running_loop().run_in_executor(ls.analysis_pool, work)
+    try:
+        return await asyncio.wait_for(asyncio.shield(future), seconds)
+    except TimeoutError:
+        logger.warning("%s took longer than %.0f s; answered without it", what, seconds)
+        return default
+
 
 async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> list[types.CodeAction | types.Command]:
     uri = params.text_document.uri
@@ -21,9 +44,11 @@ async def code_action(ls: GraphMendServer, params: types.CodeActionParams) -> li
     if analysis is None:
         return []
     path = path_of(uri)
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        ls.analysis_pool,
+    return await within(
+        ls,
+        PLANNING_SECONDS,
+        [],
+        f"planning the quick fixes of {uri}",
         lambda: code_actions(
             analysis,
             params.range.start.line + 1,
@@ -51,9 +76,11 @@ async def hover(ls: GraphMendServer, params: types.HoverParams) -> types.Hover |
     if path is not None and ls.runtime.runs:
         for run in ls.runtime.for_text(path, analysis.text):
             confirmed.extend(run.comparison.for_path(path)[0])
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(
-        ls.analysis_pool,
+    return await within(
+        ls,
+        PLANNING_SECONDS,
+        None,
+        f"the hover of {uri}",
         lambda: hover_at(
             analysis,
             params.position,
@@ -75,8 +102,8 @@ async def resolve_code_action(ls: GraphMendServer, action: types.CodeAction) -> 
     if analysis is None or analysis.version != data.get("version"):
         return action  # the document changed since: no edit rather than a wrong one
     path = path_of(uri)
-    loop = asyncio.get_running_loop()
-    resolved = await loop.run_in_executor(ls.analysis_pool, fix_all_action, analysis, ls.workspace.position_codec, str(path or uri))
+    codec = ls.workspace.position_codec
+    resolved = await within(ls, FIX_ALL_SECONDS, None, f"fixing all of {uri}", lambda: fix_all_action(analysis, codec, str(path or uri)))
     if resolved is not None:
         action.edit = resolved.edit
         action.title = resolved.title
