@@ -104,5 +104,5 @@ def test_a_module_constant_is_not_a_changing_float() -> None:
 )
 def test_how_a_float_is_used(expression: str, kind: str | None) -> None:
     tree = ast.parse(expression)
-    kinds = {use.kind for use in _uses(tree, lambda name: name in ("x", "c"), lambda name: True) if use.root == "lim"}
+    kinds = {use.kind for use in _uses(tree, lambda name: name in ("x", "c")) if use.root == "lim"}
     assert kinds == ({kind} if kind else set())

@@ -25,6 +25,7 @@ attribute the analysis does not know to be a tensor, an int, a bool or a string.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -80,6 +81,10 @@ _BAKED_OPERATORS = (ast.Pow, ast.Mod, ast.FloorDiv)
 _FUNCTION_OWNERS = frozenset({"torch", "F", "nn.functional", "torch.nn.functional", "functional"})
 
 TENSOR_USE, SCALAR_USE = "tensor operand", "scalar argument"
+# Text without any of these holds no scalar argument of the table: the parse and walk are skipped.
+_MAY_BAKE = re.compile(
+    r"\b(?:" + "|".join(sorted(set(SCALAR_SLOTS) | _ROUNDING_DIVISIONS)) + r")\s*\(|\*\*|%|//"
+)
 
 
 @dataclass(frozen=True)
@@ -107,21 +112,24 @@ def check_fix(finding: Finding, edits: tuple[Edit, ...], ctx: FixContext) -> Non
         return
     tree, regions = rewritten
     candidates = _Candidates(ctx, function)
-    specialised = _passed_to_an_op(tree)
-    uses = [
-        u
-        for u in _uses(tree, candidates.known_tensor, candidates.may_be_float)
-        if candidates.may_be_float(u.root) and not (u.root in specialised and candidates.known_float(u.root))
-    ]
+    uses = list(_uses(tree, candidates.known_tensor))
+    specialised: frozenset[str] | None = None
     for tensor_use in (u for u in uses if u.kind == TENSOR_USE):
         for scalar_use in (u for u in uses if u.kind == SCALAR_USE and u.root == tensor_use.root):
-            if any(_joined(tensor_use.line, scalar_use.line, region) for region in regions):
-                raise DeclineError(
-                    "inductor-float-specialisation",
-                    f"joining `{tensor_use.excerpt}` and `{scalar_use.excerpt}` in one graph would meet a torch 2.13 "
-                    f"inductor bug: when the Python float `{tensor_use.root}` changes between calls, inductor's FX graph "
-                    "cache reuses a kernel with its first value baked in (the graph break keeps them apart now)",
-                )
+            if not any(_joined(tensor_use.line, scalar_use.line, region) for region in regions):
+                continue
+            root = tensor_use.root  # asked last: what it holds costs the most to learn
+            if not candidates.may_be_float(root):
+                continue
+            specialised = _passed_to_an_op(tree) if specialised is None else specialised
+            if root in specialised and candidates.known_float(root):
+                continue
+            raise DeclineError(
+                "inductor-float-specialisation",
+                f"joining `{tensor_use.excerpt}` and `{scalar_use.excerpt}` in one graph would meet a torch 2.13 "
+                f"inductor bug: when the Python float `{root}` changes between calls, inductor's FX graph "
+                "cache reuses a kernel with its first value baked in (the graph break keeps them apart now)",
+            )
 
 
 def _joined(a: int, b: int, region: tuple[int, int]) -> bool:
@@ -154,6 +162,8 @@ def _rewritten_function(ctx: FixContext, first: int, last: int, edits: list[Edit
     for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col), reverse=True):
         begin, end = offset(edit.span.start_line, edit.span.start_col), offset(edit.span.end_line, edit.span.end_col)
         text = text[:begin] + edit.new_text + text[end:]
+    if _MAY_BAKE.search(text) is None:
+        return None  # no scalar argument inductor bakes in: nothing to join (most fixes; `check` plans many)
     indented = bool(lines) and lines[0][:1].isspace()
     try:
         tree = ast.parse(f"if True:\n{text}" if indented else text)
@@ -175,7 +185,8 @@ class _Candidates:
         for node in ast.walk(function):
             if isinstance(node, (ast.Name, ast.Attribute)) and (spelling := _spelling(node)) is not None:
                 self.original.setdefault(spelling, []).append(node)
-        self.constants = _module_constants(ctx.tree)
+        self.constants = ctx.remember(("module-constants",), lambda: _module_constants(ctx.tree))
+        self._floats: dict[str, bool] = {}
 
     def known_tensor(self, spelling: str) -> bool:
         """A name or attribute the analysis knows holds a tensor where the function reads it."""
@@ -186,6 +197,11 @@ class _Candidates:
         return bool(nodes) and value_type(self.ctx, nodes[0], self.function) == FLOAT
 
     def may_be_float(self, root: str) -> bool:
+        if root not in self._floats:
+            self._floats[root] = self._may_be_float(root)
+        return self._floats[root]
+
+    def _may_be_float(self, root: str) -> bool:
         if root.startswith("_graphmend") or root in self.constants:
             return False
         nodes = self.original.get(root, [])
@@ -234,19 +250,19 @@ def _spelling(node: ast.AST) -> str | None:
     return None
 
 
-def _uses(tree: ast.Module, known_tensor: Callable[[str], bool], may_be_float: Callable[[str], bool]) -> Iterator[Use]:
+def _uses(tree: ast.Module, known_tensor: Callable[[str], bool]) -> Iterator[Use]:
     """Each use of a name or attribute chain as a tensor operand or a baked scalar argument; Python
     arithmetic of it (`limit * 2`, a local bound to one) counts as a use of it. An operator makes
     a tensor use only with an operand that holds a tensor (`known_tensor` names one; a torch call
     or a method call on one makes one): `self.heads // self.groups` is Python arithmetic. A local
-    is an alias only of arithmetic whose every name may be a float (`bound = limit * 2`, not
+    is an alias only of arithmetic of no known tensor (`bound = limit * 2`, not
     `y = x * 0.5 + limit` with a tensor `x`)."""
     parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
     aliases: dict[str, frozenset[str]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             roots = _arithmetic_roots(node.value, aliases)
-            if roots and all(may_be_float(root) for root in roots):
+            if roots and not any(known_tensor(root) for root in roots):
                 aliases[node.targets[0].id] = roots
     tensors = _Tensors(known_tensor)
     for node in ast.walk(tree):
