@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
 from ..findings import Edit, Finding
+from ..quoting import excerpt
+from ..textedits import apply_edits
 from .context import FixContext
 from .model import DeclineError
 from .py_types import BOOL, FLOAT, INT, STR, value_type
@@ -92,7 +94,11 @@ class Use:
     root: str  # the float's spelling: `limit`, `self.limit`
     kind: str  # TENSOR_USE or SCALAR_USE
     line: int  # in the rewritten function's text
-    excerpt: str  # the operation, for the reason
+    operation: ast.AST  # quoted in the reason (only a decline needs its text)
+
+    @property
+    def excerpt(self) -> str:
+        return excerpt(ast.unparse(self.operation), 50)
 
 
 def check_fix(finding: Finding, edits: tuple[Edit, ...], ctx: FixContext) -> None:
@@ -143,25 +149,14 @@ def _joined(a: int, b: int, region: tuple[int, int]) -> bool:
 def _rewritten_function(ctx: FixContext, first: int, last: int, edits: list[Edit]) -> tuple[ast.Module, list[tuple[int, int]]] | None:
     """The function's text with the edits applied, parsed (under an `if True:` so an indented
     method parses), and each edit's lines in that text (1-based, the header line not counted)."""
-    lines = ctx.source.lines[first - 1 : last]
-    text = "\n".join(lines)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-
-    def offset(line: int, column: int) -> int:
-        index = line - first
-        return offsets[index] + column if index < len(lines) else len(text)
-
     regions = []
     shift = 0  # lines added by the edits above
     for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col)):
         start = edit.span.start_line - first + 1 + shift
         regions.append((start, start + edit.new_text.count("\n")))
         shift += edit.new_text.count("\n") - (edit.span.end_line - edit.span.start_line)
-    for edit in sorted(edits, key=lambda e: (e.span.start_line, e.span.start_col), reverse=True):
-        begin, end = offset(edit.span.start_line, edit.span.start_col), offset(edit.span.end_line, edit.span.end_col)
-        text = text[:begin] + edit.new_text + text[end:]
+    lines = apply_edits(ctx.text, edits).split("\n")[first - 1 : last + shift]  # the lines above stay
+    text = "\n".join(lines)
     if _MAY_BAKE.search(text) is None:
         return None  # no scalar argument inductor bakes in: nothing to join (most fixes; `check` plans many)
     indented = bool(lines) and lines[0][:1].isspace()
@@ -277,7 +272,7 @@ def _uses(tree: ast.Module, known_tensor: Callable[[str], bool]) -> Iterator[Use
         kind, where = _use_kind(expr, parents.get(id(expr)), parents, tensors)
         if kind is not None:
             for root in aliases.get(spelling, frozenset({spelling})):
-                yield Use(root, kind, node.lineno, _excerpt(where))
+                yield Use(root, kind, node.lineno, where)
 
 
 class _Tensors:
@@ -381,8 +376,3 @@ def _arithmetic_roots(expr: ast.AST, aliases: dict[str, frozenset[str]]) -> froz
         left, right = _arithmetic_roots(expr.left, aliases), _arithmetic_roots(expr.right, aliases)
         return None if left is None or right is None else left | right
     return None
-
-
-def _excerpt(node: ast.AST) -> str:
-    text = ast.unparse(node)
-    return text if len(text) <= 50 else text[:47] + "..."

@@ -72,22 +72,19 @@ class SliceBoundArgumentFixer:
             raise DeclineError("helper-not-plain", f"`{helper.name}` is not a module-level function without decorators (or under `torch.jit.script` alone), so its callers are not all known")
         _check_only_bounds(ctx, helper, node.id)
         position = [a.arg for a in helper.args.posonlyargs + helper.args.args].index(node.id) if node.id not in {a.arg for a in helper.args.kwonlyargs} else None
-        calls = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == helper.name]
-        other_reads = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Name) and n.id == helper.name and not any(n is c.func for c in calls)]
-        if not calls or other_reads:
-            raise DeclineError("helper-not-plain", f"`{helper.name}` is used other than called by name in this file, so its callers are not all known")
+        calls = _calls_of(ctx, helper.name)
+        if len({id(ctx.function_of(c)) for c in calls}) != len(calls):
+            raise DeclineError("bound-not-from-an-int", f"`{helper.name}` is called more than once in one function")
         edits = []
         for call in calls:
             argument = _argument(call, node.id, position)
             caller = ctx.function_of(call)
             if argument is None or caller is None:
                 raise DeclineError("bound-not-from-an-int", f"a call of `{helper.name}` does not pass `{node.id}` as an entry of a tensor built from one Python int")
-            value, tensor, index = _int_entry(ctx, caller, call, argument, node.id)
-            arguments = [ctx.code(value), tensor, index, str(_BUILDERS[_builder(ctx, caller, call, tensor)])]
+            value, tensor, index, bits = _int_entry(ctx, caller, call, argument, node.id)
+            arguments = [ctx.code(value), tensor, index, str(bits)]
             replacement = cst.parse_expression(call_text(INT_ENTRY, *arguments, *(["scripted=True"] if scripted else [])))
             edits.append(ctx.rewrite(caller, {ctx.cst_node(caller, argument, cst.Subscript): replacement}))
-        if len({id(ctx.function_of(c)) for c in calls}) != len(calls):
-            raise DeclineError("bound-not-from-an-int", f"`{helper.name}` is called more than once in one function")
         edits += helper_edits(ctx, INT_ENTRY)
         import_edit = ctx.import_edit()
         if import_edit is not None:
@@ -107,6 +104,23 @@ def _parameter_bounds(subscript: ast.AST | None, helper: Function | None) -> lis
     return list(unique.values())
 
 
+def _calls_of(ctx: FixContext, name: str) -> list[ast.Call]:
+    """The calls `name(...)` in the file; declines where the name is read any other way (passed,
+    aliased): then not every caller is in view."""
+    calls: list[ast.Call] = []
+    callees: set[int] = set()
+    reads: list[ast.Name] = []
+    for node in ast.walk(ctx.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
+            calls.append(node)
+            callees.add(id(node.func))
+        elif isinstance(node, ast.Name) and node.id == name:
+            reads.append(node)
+    if not calls or any(id(read) not in callees for read in reads):
+        raise DeclineError("helper-not-plain", f"`{name}` is used other than called by name in this file, so its callers are not all known")
+    return calls
+
+
 def _argument(call: ast.Call, name: str, position: int | None) -> ast.Subscript | None:
     """The call's argument for parameter `name`, where it is a subscript (`t[0]`)."""
     if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -116,8 +130,9 @@ def _argument(call: ast.Call, name: str, position: int | None) -> ast.Subscript 
     return argument if isinstance(argument, ast.Subscript) else None
 
 
-def _int_entry(ctx: FixContext, caller: Function, call: ast.Call, argument: ast.Subscript, name: str) -> tuple[ast.expr, str, str]:
-    """(the Python value, the tensor's name, the index) of `t[k]` with `t = torch.IntTensor([v])`."""
+def _int_entry(ctx: FixContext, caller: Function, call: ast.Call, argument: ast.Subscript, name: str) -> tuple[ast.expr, str, str, int]:
+    """(the Python value, the tensor's name, the index, the widest int the tensor holds in bits) of
+    `t[k]` with `t = torch.IntTensor([v])`."""
     index = argument.slice
     literal = isinstance(index, ast.Constant) and type(index.value) is int
     if not (isinstance(argument.value, ast.Name) and literal):
@@ -129,7 +144,7 @@ def _int_entry(ctx: FixContext, caller: Function, call: ast.Call, argument: ast.
         raise DeclineError("bound-not-from-an-int", f"`{ctx.excerpt(value, 30)}` is not a name or attribute the calling function leaves as it is")
     if ctx.kind(value) in TENSOR_KINDS:
         raise DeclineError("bound-not-from-an-int", f"`{ctx.excerpt(value, 30)}` is a tensor, not a Python int")
-    return value, tensor, ctx.code(index)
+    return value, tensor, ctx.code(index), _BUILDERS[ctx.qualname(built.func) or ""]
 
 
 def _built_tensor(ctx: FixContext, caller: Function, call: ast.Call, tensor: str) -> ast.Call:
@@ -146,10 +161,6 @@ def _built_tensor(ctx: FixContext, caller: Function, call: ast.Call, tensor: str
     if not one_value:
         raise DeclineError("bound-not-from-an-int", f"`{tensor}` is not bound before the call, on every path, to `torch.IntTensor([v])` (or `LongTensor`, `tensor`) alone")
     return value  # type: ignore[return-value]
-
-
-def _builder(ctx: FixContext, caller: Function, call: ast.Call, tensor: str) -> str:
-    return ctx.qualname(_built_tensor(ctx, caller, call, tensor).func) or ""
 
 
 def _bound_in(function: Function, spelling: str) -> bool:
