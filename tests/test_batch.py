@@ -7,7 +7,7 @@ import os
 import time
 
 import pytest
-from graphmend.batch import each_result
+from graphmend.batch import each_result, kept_workers
 
 
 def _square_slowly(job: int) -> tuple[int, int]:
@@ -30,3 +30,24 @@ def test_a_cancelled_run_stops_early(workers: int) -> None:
     for value, _ in results:
         seen.append(value)
     assert seen == [0, 1, 4]
+
+
+def _pid(_job: int) -> int:
+    time.sleep(0.01)  # long enough for every worker to take chunks in each round
+    return os.getpid()
+
+
+def test_kept_workers_run_every_round_in_the_same_processes() -> None:
+    with kept_workers(2, 40) as pool:
+        assert pool is not None
+        first = set(each_result(_pid, list(range(40)), 2, pool=pool))
+        second = set(each_result(_pid, list(range(40)), 2, pool=pool))
+    assert os.getpid() not in first
+    assert second <= first  # no new process started for the second round
+
+
+def test_kept_workers_are_none_where_the_first_round_runs_here() -> None:
+    with kept_workers(2, 2) as pool:
+        assert pool is None
+    with kept_workers(1, 400) as pool:
+        assert pool is None

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from contextlib import contextmanager, nullcontext
 from typing import TypeVar
 
 from .workers import worker_pool
@@ -35,9 +36,11 @@ def each_result(
     *,
     cancelled: Callable[[], bool] = never,
     spawn: bool = False,
+    pool: ProcessPoolExecutor | None = None,
 ) -> Iterator[Result]:
     """`function(job)` for each job, yielded in the jobs' order; stops (cancelling what has not
-    started) as soon as `cancelled()` turns true. `function` must be picklable (module level)."""
+    started) as soon as `cancelled()` turns true. `function` must be picklable (module level).
+    `pool` (from `kept_workers`) runs the jobs in workers an earlier round already started."""
     if workers <= 1 or len(jobs) < MIN_JOBS_FOR_WORKERS:
         for job in jobs:
             if cancelled():
@@ -50,8 +53,8 @@ def each_result(
     # stay small enough for progress to move and a cancel to be quick.
     size = max(1, min(MAX_CHUNK, len(jobs) // (workers * 8)))
     chunks = [list(jobs[start : start + size]) for start in range(0, len(jobs), size)]
-    with worker_pool(workers, context) as pool:
-        futures: list[Future[list[Result]]] = [pool.submit(_run_chunk, function, chunk) for chunk in chunks]
+    with nullcontext(pool) if pool is not None else worker_pool(workers, context) as running:
+        futures: list[Future[list[Result]]] = [running.submit(_run_chunk, function, chunk) for chunk in chunks]
         try:
             for future in futures:
                 while True:
@@ -69,6 +72,20 @@ def each_result(
         finally:
             for future in futures:
                 future.cancel()
+
+
+@contextmanager
+def kept_workers(workers: int, jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """One pool of `workers` processes for several rounds of `each_result` over a first round of
+    `jobs` jobs (None where that round runs in this process). A worker keeps what it has cached
+    from one round to the next: the modules it parsed for imported disables, jedi's parsed
+    modules. `check` follows calls across modules in rounds, and each round started fresh workers
+    that parsed `modeling_utils.py` again."""
+    if workers <= 1 or jobs < MIN_JOBS_FOR_WORKERS:
+        yield None
+        return
+    with worker_pool(workers) as pool:
+        yield pool
 
 
 def _run_chunk(function: Callable[[Job], Result], jobs: list[Job]) -> list[Result]:

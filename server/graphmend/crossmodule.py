@@ -23,6 +23,7 @@ from .analysis import AnalysisResult
 from .analysis.decorators import Wrapping, entry_key
 from .analysis.source import SourceFile
 from .analysis.symbols import ClassInfo, ModuleIndex, decorator_target
+from .astwalk import walk
 
 # Calls into these never lead to workspace code worth following.
 _SKIPPED_ROOTS = frozenset({"torch", "numpy", "math", "builtins", "typing", "collections", "functools", "itertools", "logging", "warnings"})
@@ -64,7 +65,7 @@ def call_sites(result: AnalysisResult, text: str) -> tuple[CallSite, ...]:
                 span = source.span(applied)
                 column = span.end_col - len(applied.attr) if isinstance(applied, ast.Attribute) else span.start_col
                 sites.append(CallSite(span.end_line, column, ast.unparse(applied), qualified, imported, decorates=wrapping))
-        for node in ast.walk(function):
+        for node in walk(function):
             if not isinstance(node, ast.Call):
                 continue
             func = node.func
@@ -247,7 +248,7 @@ def import_header(tree: ast.Module, text: str) -> str:
     for statement in tree.body:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             continue  # an import inside a function binds nothing at module level
-        if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in ast.walk(statement)) or (
+        if any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in walk(statement)) or (
             isinstance(statement, ast.Assign) and isinstance(statement.value, (ast.Name, ast.Attribute))
         ):
             kept.extend(lines[statement.lineno - 1 : statement.end_lineno])

@@ -17,6 +17,8 @@ import ast
 import dis
 from types import CodeType
 
+from ..astwalk import child_nodes
+
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 _RETURNS = frozenset({"RETURN_VALUE", "RETURN_CONST"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -69,7 +71,7 @@ class Backedges:
             if isinstance(node, _FUNCTIONS) and node.name == name:
                 if best is None or end - start < (best.end_lineno or best.lineno) - best.lineno:
                     best = node
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
         return best
 
     def _instructions_of(self, definition: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dis.Instruction] | None:

@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Callable
 
+from ..astwalk import child_nodes, walk
 from .kinds import Kind
 from .module_state import constructed_classes, instance_container
 from .super_properties import calls_super
@@ -393,7 +394,7 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
             stored.add(node.id)
             if id(node) not in plain_targets:
                 ruled_out.add(node.id)  # a loop target, an unpacking, `with ... as`, `del`, `+=`
-    for node in ast.walk(function):  # `global fn` here, or `nonlocal fn` in a nested function, rebinds it
+    for node in walk(function):  # `global fn` here, or `nonlocal fn` in a nested function, rebinds it
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             ruled_out.update(node.names)
     chosen: dict[str, list[str]] = {}
@@ -407,8 +408,8 @@ def _function_aliases(function: ast.AST, functions: dict[str, ast.FunctionDef]) 
         else:
             chosen.setdefault(target.id, []).extend(names)
             bindings.setdefault(target.id, []).append(assignment)
-    parents = {id(child): node for node in own for child in ast.iter_child_nodes(node)}
-    parents.update({id(child): function for child in ast.iter_child_nodes(function)})
+    parents = {id(child): node for node in own for child in child_nodes(node)}
+    parents.update({id(child): function for child in child_nodes(function)})
     return {
         name: tuple(dict.fromkeys(found))
         for name, found in chosen.items()

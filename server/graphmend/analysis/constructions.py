@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 
+from ..astwalk import walk
 from .kinds import TENSOR_KINDS, Kind
 from .symbols import ClassInfo, ModuleIndex
 
@@ -80,7 +81,7 @@ def _constructions(index: ModuleIndex) -> dict[str, list[ast.Call]]:
     if index.constructions is None:
         found: dict[str, list[ast.Call]] = {}
         if index.tree is not None:
-            for node in ast.walk(index.tree):
+            for node in walk(index.tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes:
                     found.setdefault(node.func.id, []).append(node)
         index.constructions = found

@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..astwalk import child_nodes
+
 # The key prefix of an extra entry naming a decorator whose wrapper is compiled (see entry_key).
 DECORATOR_PREFIX = "@"
 _BREAKS = "breaks"
@@ -98,7 +100,7 @@ def _own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef):  # type: ignor
     while pending:
         node = pending.pop()
         yield node
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if not isinstance(child, nested):
                 pending.append(child)
 

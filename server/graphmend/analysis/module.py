@@ -14,6 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from ..astwalk import child_nodes
 from ..config import Config
 from ..findings import Finding, Severity
 from .amplifiers import Amplifier
@@ -521,7 +522,7 @@ def _evaluated_with(call: ast.Call, method_call: ast.Call) -> bool:
             return True
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.IfExp, ast.BoolOp)):
             continue
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(child_nodes(node))
     return False
 
 

@@ -12,6 +12,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from ..astwalk import walk
 from .kinds import Kind
 from .symbols import ClassInfo, ModuleIndex, walk_top_level
 from .tensors import Evaluator
@@ -44,7 +45,7 @@ def _lazily_built_attributes(index: ModuleIndex, info: ClassInfo) -> None:
         if method.name == "__init__" or not positional:
             continue
         self_name = positional[0].arg
-        for node in ast.walk(method):
+        for node in walk(method):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
                 return
             if not (isinstance(node, ast.Attribute) and node.attr in lazy and isinstance(node.ctx, (ast.Store, ast.Del))):
@@ -63,7 +64,7 @@ def _constructed_by(index: ModuleIndex, method: ast.FunctionDef, target: ast.Att
     form in `method`; None for any other store (another object's attribute, another value)."""
     if not (isinstance(target.value, ast.Name) and target.value.id == self_name and isinstance(target.ctx, ast.Store)):
         return None
-    for node in ast.walk(method):
+    for node in walk(method):
         if isinstance(node, ast.Assign) and target in node.targets:
             value = node.value
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in index.classes:
@@ -136,11 +137,11 @@ def instance_container(index: ModuleIndex, name: str) -> tuple[tuple[str, ...], 
 
 def _instance_containers(index: ModuleIndex, tree: ast.Module) -> dict[str, tuple[tuple[str, ...], bool]]:
     found: dict[str, tuple[tuple[str, ...], bool] | None] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         for name in _other_bindings(node):
             found[name] = None
         for target, value in _bindings(node):
-            for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+            for name in (n.id for n in walk(target) if isinstance(n, ast.Name)):
                 held = constructed_classes(index, value) if isinstance(target, ast.Name) and name not in found else None
                 found[name] = (held, not isinstance(value, ast.Dict)) if held else None
     return {name: held for name, held in found.items() if held}
@@ -231,7 +232,7 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
         if name not in parameters:
             return False
         if stored is None:
-            stored = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            stored = {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         return name not in stored
     local_functions = {stmt.name: stmt for stmt in _statements(init.body) if isinstance(stmt, ast.FunctionDef)}
     init_names: set[str] | None = None  # names `__init__` binds itself (parameters, locals): not the module's function of that name
@@ -239,8 +240,8 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
     def bound_in_init(name: str) -> bool:  # asked rarely: a walk of every `__init__` was 4% of `check`
         nonlocal init_names
         if init_names is None:
-            init_names = {a.arg for a in ast.walk(init.args) if isinstance(a, ast.arg)}
-            init_names |= {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            init_names = {a.arg for a in walk(init.args) if isinstance(a, ast.arg)}
+            init_names |= {n.id for n in walk(init) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         return name in init_names
 
     for stmt in _statements(init.body):

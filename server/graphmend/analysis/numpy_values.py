@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from ..astwalk import child_nodes
+
 # Array methods whose result is no longer an array.
 _LEAVING_NUMPY = frozenset({"tolist", "item", "tobytes", "tostring"})
 
@@ -67,7 +69,7 @@ def _bindings(function: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, lis
     found: dict[str, list[tuple[ast.expr, int]]] = {}
 
     def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
             if isinstance(child, ast.Assign):

@@ -23,6 +23,7 @@ import ast
 import re
 from dataclasses import dataclass, replace
 
+from ..astwalk import walk
 from .decorators import Wrapper, Wrapping, parse_entry_key, returned_wrapper
 from .symbols import COMPILE_FUNCTIONS, ClassInfo, ModuleIndex, decorator_target
 
@@ -159,7 +160,7 @@ def _nested_function(function: ast.FunctionDef | None, names: list[str]) -> ast.
     for name in names:
         if function is None:
             return None
-        function = next((s for s in ast.walk(function) if isinstance(s, ast.FunctionDef) and s.name == name and s is not function), None)
+        function = next((s for s in walk(function) if isinstance(s, ast.FunctionDef) and s.name == name and s is not function), None)
     return function
 
 
@@ -197,7 +198,7 @@ def _direct_callees(function: ast.FunctionDef, cls: ClassInfo | None, index: Mod
     """The module's functions (`helper(...)`) and the class's methods (`self.step(...)`) that
     `function` calls."""
     found: list[tuple[ast.FunctionDef, ClassInfo | None]] = []
-    for node in ast.walk(function):
+    for node in walk(function):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -262,7 +263,7 @@ def _own_expressions(stmt: ast.stmt):  # type: ignore[no-untyped-def]
         values = value if isinstance(value, list) else [value]
         for item in values:
             if isinstance(item, ast.AST) and not isinstance(item, ast.stmt):
-                yield from ast.walk(item)
+                yield from walk(item)
 
 
 def _decorated_and_called(tree: ast.Module, index: ModuleIndex, marked_lines: set[int], add) -> None:  # type: ignore[no-untyped-def]
@@ -348,7 +349,7 @@ def _hooks(tree: ast.Module, index: ModuleIndex) -> list[tuple[ast.FunctionDef, 
     the class that registers it on itself (`self.register_forward_hook(...)` in a method of a
     module class of the file), whose instance the hook is called with as its `module`."""
     found: list[tuple[ast.FunctionDef, ClassInfo | None, int, ClassInfo | None]] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and node.args):
             continue
         func = node.func
@@ -356,14 +357,14 @@ def _hooks(tree: ast.Module, index: ModuleIndex) -> list[tuple[ast.FunctionDef, 
         if not is_method and index.qualname(func) not in HOOK_FUNCTIONS:
             continue
         on_self = is_method and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self"
-        registering = next((info for info in index.classes.values() if info.is_module and any(n is node for n in ast.walk(info.node))), None) if on_self else None
+        registering = next((info for info in index.classes.values() if info.is_module and any(n is node for n in walk(info.node))), None) if on_self else None
         hook = node.args[0]
         if isinstance(hook, ast.Name) and hook.id in index.functions:
             found.append((index.functions[hook.id], None, node.lineno, registering))
         elif isinstance(hook, ast.Attribute) and isinstance(hook.value, ast.Name) and hook.value.id == "self":
             for info in index.classes.values():
                 method = info.methods.get(hook.attr)
-                if method is not None and any(n is node for n in ast.walk(info.node)):
+                if method is not None and any(n is node for n in walk(info.node)):
                     found.append((method, info, node.lineno, registering))
     return found
 

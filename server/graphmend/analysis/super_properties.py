@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 from typing import TypeGuard
 
+from ..astwalk import child_nodes, walk
 from .symbols import ClassInfo, ModuleIndex
 from .torch_api import CLASS_PROPERTIES
 
@@ -52,8 +53,8 @@ def instance_method(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def parent_of(function: ast.AST, node: ast.AST) -> ast.AST | None:
     """The node directly holding `node` in `function` (walked only for a read that fires)."""
-    for candidate in ast.walk(function):
-        if any(child is node for child in ast.iter_child_nodes(candidate)):
+    for candidate in walk(function):
+        if any(child is node for child in child_nodes(candidate)):
             return candidate
     return None
 
@@ -63,7 +64,7 @@ def first_use(function: ast.AST, name: str, binding: ast.stmt) -> ast.Name | Non
     source), or None when nothing reads it: where dynamo meets the property object."""
     after = (binding.end_lineno or binding.lineno, binding.end_col_offset or 0)
     reads = [
-        node for node in ast.walk(function)
+        node for node in walk(function)
         if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load) and (node.lineno, node.col_offset) > after
     ]
     return min(reads, key=lambda node: (node.lineno, node.col_offset), default=None)

@@ -13,6 +13,7 @@ import builtins
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..astwalk import walk
 from .guards import FALSE_WHILE_COMPILING, TRUE_WHILE_COMPILING
 from .kinds import Kind
 from .type_comments import CommentSignature
@@ -508,7 +509,7 @@ def _bound_once(statements: list[ast.stmt]) -> set[str]:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             names = [bound for target in targets for bound in bound_names(target)]
         elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-            names = [n.id for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
+            names = [n.id for n in walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
         for name in names:
             counts[name] = counts.get(name, 0) + 1
     return {name for name, count in counts.items() if count == 1}

@@ -16,6 +16,7 @@ import ast
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from ..astwalk import child_nodes, walk
 from . import torch_api
 from .constructions import constructed_attr_kind
 from .guards import Given, static_truth
@@ -359,7 +360,7 @@ class Evaluator:
         return kind
 
     def _visit_children(self, node: ast.AST) -> Kind:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, ast.expr):
                 self.visit(child)
         return Kind.UNKNOWN
@@ -1185,7 +1186,7 @@ def _returns_in_order(index: ModuleIndex, function: ast.FunctionDef, cls: ClassI
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             yield evaluator, None
             return
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(child_nodes(node)))
 
 
 def _inferred_return(index: ModuleIndex, function: ast.FunctionDef, cls: ClassInfo | None) -> Kind:
@@ -1331,12 +1332,12 @@ def own_nodes(function: ast.AST) -> list[ast.AST]:
     """The nodes of `function` outside the functions, lambdas and classes nested in it (their
     names are bound here; their bodies are other scopes)."""
     found: list[ast.AST] = []
-    pending = list(ast.iter_child_nodes(function))
+    pending = child_nodes(function)
     while pending:
         node = pending.pop()
         found.append(node)
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending.extend(ast.iter_child_nodes(node))
+            pending.extend(child_nodes(node))
     return found
 
 
@@ -1364,7 +1365,7 @@ def _rebinding_values(function: ast.FunctionDef) -> dict[str, list[ast.expr | No
             other.extend([node.name] if node.name is not None else [])
         elif isinstance(node, ast.MatchMapping):
             other.extend([node.rest] if node.rest is not None else [])
-    for node in ast.walk(function):  # `global t` here, or `nonlocal t` in a nested function
+    for node in walk(function):  # `global t` here, or `nonlocal t` in a nested function
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             other.extend(node.names)
     for name in other:
@@ -1392,7 +1393,7 @@ def _set_outside_init(cls: ClassInfo) -> frozenset[str] | None:
     for method in cls.methods.values():
         if method.name == "__init__":
             continue
-        for node in ast.walk(method):
+        for node in walk(method):
             if isinstance(node, ast.Attribute) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 names.add(node.attr)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":

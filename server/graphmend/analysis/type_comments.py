@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ..astwalk import walk
+
 _MARK = "# type:"
 # Names TorchScript's type comments use without importing them; a bare one in a comment is
 # renamed to a private alias (IMPLICIT_IMPORTS) unless the module binds the name itself.
@@ -33,7 +35,7 @@ def comment_signatures(tree: ast.Module, lines: list[str], bound: set[str] | fro
     module's `bound` names refer to IMPLICIT_IMPORTS' aliases, which the caller adds to the
     module's imports."""
     found: dict[int, CommentSignature] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not node.body:
             continue
         args = node.args
@@ -60,7 +62,7 @@ def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, positional: list[as
             parsed = ast.parse(text, mode="func_type")
         except (SyntaxError, ValueError, RecursionError):
             return None
-        for name in ast.walk(parsed):
+        for name in walk(parsed):
             if isinstance(name, ast.Name) and name.id in _IMPLICIT and name.id not in bound:
                 name.id = _ALIAS + name.id
         types = parsed.argtypes

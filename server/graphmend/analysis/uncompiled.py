@@ -37,6 +37,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import PurePath
 
+from ..astwalk import child_nodes, walk
 from .decorators import returned_wrapper
 from .kinds import TENSOR_KINDS
 from .param_evidence import tensor_evidence
@@ -188,7 +189,7 @@ def _calls_outside(tree: ast.Module, functions: list[ast.FunctionDef]) -> set[tu
                 found.add((node.func.id, node.func.lineno))
             elif isinstance(node.func, ast.Attribute):
                 found.add((node.func.attr, node.func.end_lineno or node.func.lineno))
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
     return found
 
 
@@ -249,7 +250,7 @@ def _declares_tensors(annotation: ast.expr | None, index: ModuleIndex) -> bool:
             return False
     return any(
         isinstance(node, (ast.Name, ast.Attribute)) and annotation_kind(node, index) in TENSOR_KINDS
-        for node in ast.walk(annotation)
+        for node in walk(annotation)
         if node is not annotation
     )
 
@@ -259,7 +260,7 @@ def _runs_training(function: ast.FunctionDef, index: ModuleIndex, text_of: Calla
     text = text_of(function)
     if not any(word in text for word in _RUN_ONLY_WORDS):  # most functions: no walk
         return False
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, ast.Call):
             func = node.func
             if isinstance(func, ast.Attribute) and func.attr in _RUN_ONLY_METHODS:

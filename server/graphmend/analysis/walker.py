@@ -21,6 +21,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..astwalk import child_nodes, walk
 from ..findings import EagerPoint, Finding, Related, Severity
 from .amplifiers import SAFE_CONTEXT_MANAGERS, Amplifier, amplifier_sentence, related_text
 from .callees import CalleeResolver
@@ -157,7 +158,7 @@ class FunctionWalker:
             return
         # names the wrapper binds itself (`update = noop`, `global update`) are not the siblings
         rebound: set[str] = set()
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 rebound.add(node.id)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -167,7 +168,7 @@ class FunctionWalker:
             if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 names = {statement.name}
             else:
-                names = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+                names = {n.id for n in walk(statement) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
             for name in names:
                 defined.setdefault(name, []).append(statement)
         for name, statements in defined.items():
@@ -291,9 +292,9 @@ class FunctionWalker:
         module_self = self.evaluator.cls is not None and self.evaluator.cls.is_module
         # the first iterable is evaluated outside (the frame gets only its iterator), and the
         # comprehension's own loop names are not in the frame when dynamo looks at it
-        outside = {id(n) for n in ast.walk(node.generators[0].iter)}
-        own = {n.id for generator in node.generators for n in ast.walk(generator.target) if isinstance(n, ast.Name)}
-        for inner in ast.walk(node):
+        outside = {id(n) for n in walk(node.generators[0].iter)}
+        own = {n.id for generator in node.generators for n in walk(generator.target) if isinstance(n, ast.Name)}
+        for inner in walk(node):
             if not isinstance(inner, ast.Name) or id(inner) in outside or inner.id in own:
                 continue
             if inner.id == kwargs or (module_self and inner.id == self.evaluator.self_name):
@@ -502,9 +503,9 @@ class FunctionWalker:
             return found
         if "~" not in self.module.source.text_of(self.function):
             return found  # no inversion anywhere in it (a substring test instead of a walk)
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if isinstance(node, ast.Subscript):
-                for part in ast.walk(node.slice):
+                for part in walk(node.slice):
                     if (isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Invert) and isinstance(part.operand, ast.Name)
                             and part.operand.id in params):
                         found.add(part.operand.id)
@@ -544,13 +545,13 @@ class FunctionWalker:
             return False
         if self._rebound_mask_params is None:  # once per function, and only where a mask name is used
             moved = {  # `m = m.to(x.device)`: the same mask on another device
-                id(stmt.targets[0]) for stmt in ast.walk(self.function)
+                id(stmt.targets[0]) for stmt in walk(self.function)
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
                 and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute) and stmt.value.func.attr == "to"
                 and isinstance(stmt.value.func.value, ast.Name) and stmt.value.func.value.id == stmt.targets[0].id and moves_only(stmt.value)
             }
             self._rebound_mask_params = {
-                n.id for n in ast.walk(self.function)
+                n.id for n in walk(self.function)
                 if isinstance(n, ast.Name) and n.id in self.mask_params and not isinstance(n.ctx, ast.Load) and id(n) not in moved
             }
         return node.id not in self._rebound_mask_params
@@ -569,7 +570,7 @@ class FunctionWalker:
 
     def is_call_target(self, node: ast.AST) -> bool:
         if self._call_targets is None:
-            self._call_targets = {id(n.func) for n in ast.walk(self.function) if isinstance(n, ast.Call)}
+            self._call_targets = {id(n.func) for n in walk(self.function) if isinstance(n, ast.Call)}
         return id(node) in self._call_targets
 
     def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
@@ -607,13 +608,13 @@ class FunctionWalker:
         still tests the argument. A name a nested function or lambda reads is never taken for the
         argument where the function rebinds it: the closure may run after the store."""
         first = {name: min(lines) for name, lines in self._store_lines().items()}
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
-                for inner in ast.walk(node):
+                for inner in walk(node):
                     if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
                         first[inner.id] = min(first[inner.id], node.lineno)
             elif node is not self.function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                for inner in ast.walk(node):
+                for inner in walk(node):
                     if isinstance(inner, ast.Name) and inner.id in first:
                         first[inner.id] = 0
         return first
@@ -622,7 +623,7 @@ class FunctionWalker:
         """Lines on which each name of the function is bound (computed once, on first need)."""
         if self._stores is None:
             self._stores = {}
-            for inner in ast.walk(self.function):
+            for inner in walk(self.function):
                 if isinstance(inner, ast.Name) and not isinstance(inner.ctx, ast.Load):
                     self._stores.setdefault(inner.id, []).append(inner.lineno)
         return self._stores
@@ -633,7 +634,7 @@ class FunctionWalker:
         breaks on `seq_len` only under some configurations)."""
         if self._conditional is None:
             self._conditional = set()
-            for inner in ast.walk(self.function):
+            for inner in walk(self.function):
                 if isinstance(inner, ast.BoolOp):
                     parts: list[ast.AST] = list(inner.values[1:])
                 elif isinstance(inner, ast.IfExp):
@@ -643,7 +644,7 @@ class FunctionWalker:
                 else:
                     continue
                 for part in parts:
-                    self._conditional.update(id(n) for n in ast.walk(part))
+                    self._conditional.update(id(n) for n in walk(part))
         return self._conditional
 
     def _optional_nodes(self) -> set[int]:
@@ -652,7 +653,7 @@ class FunctionWalker:
         condition is tracked apart (`arms`)."""
         if self._optional is None:
             self._optional = set()
-            for inner in ast.walk(self.function):
+            for inner in walk(self.function):
                 blocks: list[list[ast.stmt]] = []
                 if isinstance(inner, (ast.For, ast.AsyncFor, ast.While)):
                     blocks = [inner.body, inner.orelse]
@@ -662,7 +663,7 @@ class FunctionWalker:
                     blocks = [case.body for case in inner.cases]
                 for block in blocks:
                     for statement in block:
-                        self._optional.update(id(n) for n in ast.walk(statement))
+                        self._optional.update(id(n) for n in walk(statement))
         return self._optional
 
     def _note_resume_point(self, node: ast.AST, effect: Effect, amplifier: Amplifier | None) -> None:
@@ -1041,7 +1042,7 @@ class FunctionWalker:
                 rule.check_statement(stmt, self)
 
     def _generic_statement(self, stmt: ast.stmt) -> bool:
-        for child in ast.iter_child_nodes(stmt):
+        for child in child_nodes(stmt):
             if isinstance(child, ast.expr):
                 self.evaluator.visit(child)
         return False
@@ -1243,7 +1244,7 @@ class FunctionWalker:
         kinds = self.evaluator.kinds
         found: set[str] = set()
         for stmt in body:
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, ast.Assign) and kinds.get(id(node.value)) in TENSOR_KINDS - {Kind.RANDOM_NUMBER}:
                     found.update(t.id for t in node.targets if isinstance(t, ast.Name))
                 elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
@@ -1265,7 +1266,7 @@ class FunctionWalker:
             self.walk_body(stmt.orelse)
             return False
         self.evaluator.visit_truth(stmt.test, "while")
-        first = {n.id: self.evaluator.env.get(n.id) for n in ast.walk(stmt.test) if isinstance(n, ast.Name)}
+        first = {n.id: self.evaluator.env.get(n.id) for n in walk(stmt.test) if isinstance(n, ast.Name)}
 
         def retest() -> None:
             if self.evaluator.dead:
@@ -1540,7 +1541,7 @@ def _defaulted_to_none(function: ast.FunctionDef, params: list[ast.arg], call: a
     ]
     if not left:  # most calls: no walk of the callee (this runs for every call the walk follows)
         return []
-    rebound = {name for node in ast.walk(function) if isinstance(node, ast.Nonlocal) for name in node.names}
+    rebound = {name for node in walk(function) if isinstance(node, ast.Nonlocal) for name in node.names}
     return [name for name in left if name not in rebound]
 
 
@@ -1550,7 +1551,7 @@ def _own_comprehensions(function: ast.FunctionDef | ast.AsyncFunctionDef) -> lis
     found: list[ast.ListComp | ast.SetComp | ast.DictComp] = []
 
     def visit(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.GeneratorExp)):
                 continue
             if isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp)):
@@ -1569,7 +1570,7 @@ def is_constant_message(message: ast.expr) -> bool:
     4096 characters do not, on 3.11)."""
     if isinstance(message, ast.Constant):
         return True
-    if any(isinstance(n, (ast.Call, ast.Attribute, ast.FormattedValue)) or (isinstance(n, ast.Name) and n.id != "__debug__") for n in ast.walk(message)):
+    if any(isinstance(n, (ast.Call, ast.Attribute, ast.FormattedValue)) or (isinstance(n, ast.Name) and n.id != "__debug__") for n in walk(message)):
         return False  # reads a value at run time (most computed messages): no need to compile
     try:
         code = compile(ast.fix_missing_locations(ast.Expression(body=message)), "<message>", "eval")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.kinds import NON_TENSOR_KINDS, TENSOR_KINDS, Kind
+from ..astwalk import walk
 from .context import FixContext
 
 # Calls that always return a new tensor (never their argument or a view of it). `.to()`,
@@ -105,13 +106,13 @@ def local_aliasing_reason(
     parameters |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
     if name in parameters:
         return f"`{name}` is a parameter: the caller's tensor would no longer be changed"
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return f"`{name}` is not a local name"
         nested = isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef)) and node is not function
-        if nested and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+        if nested and any(isinstance(n, ast.Name) and n.id == name for n in walk(node)):
             return f"a nested function refers to `{name}`"
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    stores = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
     for store in stores:
         statement = ctx.parent(store)
         if isinstance(statement, ast.AugAssign) and statement.target is store:
@@ -120,7 +121,7 @@ def local_aliasing_reason(
             return f"`{name}` may hold a tensor that another name also refers to (only results of arithmetic and new-tensor calls are known not to)"
     loops = [a for a in ctx.ancestors(update) if isinstance(a, (ast.For, ast.AsyncFor, ast.While)) and ctx.contains(function, a) and a is not function]
     outermost = loops[-1] if loops else None
-    for use in ast.walk(function):
+    for use in walk(function):
         if not (isinstance(use, ast.Name) and use.id == name and isinstance(use.ctx, ast.Load)):
             continue
         after = use.lineno > update.end_lineno if update.end_lineno is not None else False

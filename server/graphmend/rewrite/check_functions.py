@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import walk
 from .context import FixContext
 from .effects import CALLER_KEYWORDS, EFFECT_FUNCTIONS, LOGGER_METHODS, MUTATING_METHODS
 from .model import DeclineError
@@ -53,7 +54,7 @@ _GRAD_MODES = frozenset({"torch.no_grad", "torch.enable_grad", "torch.inference_
 
 def is_check_like(function: ast.AST) -> bool:
     """The function raises, asserts or reports somewhere: worth explaining why it cannot move."""
-    return any(isinstance(n, (ast.Raise, ast.Assert)) for n in ast.walk(function))
+    return any(isinstance(n, (ast.Raise, ast.Assert)) for n in walk(function))
 
 
 def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) -> str | None:
@@ -63,8 +64,8 @@ def check_function_reason(ctx: FixContext, function: ast.AST, depth: int = 0) ->
         return "it is not a plain module-level function of this file"
     if any(not _is_cache(ctx, d) for d in function.decorator_list):
         return f"`{function.name}` is decorated (the decorator may change what a call does)"
-    decorators = {id(n) for d in function.decorator_list for n in ast.walk(d)}  # applied once, at definition
-    for node in ast.walk(function):
+    decorators = {id(n) for d in function.decorator_list for n in walk(d)}  # applied once, at definition
+    for node in walk(function):
         if id(node) in decorators:
             continue
         if node is not function and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
@@ -145,7 +146,7 @@ def _rebinds_a_new_value(function: ast.FunctionDef, update: ast.AugAssign) -> bo
         return False
     name = update.target.id
     first = next(
-        (n for n in ast.walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)),
+        (n for n in walk(function) if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)),
         None,
     )
     return first is not None and isinstance(first.value, (ast.Constant, ast.JoinedStr)) and first.lineno < update.lineno
@@ -191,7 +192,7 @@ def reaches_check(ctx: FixContext, function: ast.AST, depth: int = 0) -> bool:
     a function of the file it calls."""
     if is_check_like(function):
         return True
-    called = {n.func.id for n in ast.walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    called = {n.func.id for n in walk(function) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     return depth < 3 and any(reaches_check(ctx, ctx.index.functions[name], depth + 1) for name in called if name in ctx.index.functions)
 
 
@@ -206,7 +207,7 @@ def module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> s
 def _module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> str | None:
     own: set[str] = set()
     loaded: set[str] = set()
-    for node in ast.walk(callee):
+    for node in walk(callee):
         if isinstance(node, ast.arg):
             own.add(node.arg)
         elif isinstance(node, ast.Name):
@@ -215,7 +216,7 @@ def _module_state_changed(ctx: FixContext, callee: ast.AST, caller: ast.AST) -> 
     read = {name for name in loaded - own if name in ctx.index.top_level_names and name not in others}
     if not read:
         return None
-    for node in ast.walk(caller):
+    for node in walk(caller):
         changed: ast.expr | None = None
         if isinstance(node, (ast.Subscript, ast.Attribute)) and not isinstance(node.ctx, ast.Load):
             changed = node
@@ -264,7 +265,7 @@ def call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[as
 def _call_statements(ctx: FixContext, function: ast.FunctionDef) -> tuple[list[ast.Expr], list[ast.expr]]:
     statements: list[ast.Expr] = []
     other: list[ast.expr] = []
-    for node in ast.walk(ctx.tree):
+    for node in walk(ctx.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == function.name:
             parent = ctx.parent(node)
             if isinstance(parent, ast.Expr):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.symbols import RNN_FLAG, SCALAR_FLAG, SHAPE_FLAG
+from ..astwalk import walk
 from ..findings import Edit, Span
 from .context import FixContext
 
@@ -46,6 +47,6 @@ def module_flag_value(ctx: FixContext, flag: str) -> bool | None:
 def _flag_assignments(ctx: FixContext, flag: str) -> list[ast.expr]:
     """The values the module assigns to `torch._dynamo.config.<flag>`, in any statement."""
     return [
-        node.value for node in ast.walk(ctx.tree)
+        node.value for node in walk(ctx.tree)
         if isinstance(node, ast.Assign) and any(ctx.qualname(t) == f"torch._dynamo.config.{flag}" for t in node.targets)
     ]

@@ -22,6 +22,7 @@ import libcst as cst
 from ..analysis import AnalysisResult
 from ..analysis.kinds import Kind
 from ..analysis.source import SourceFile
+from ..astwalk import child_nodes, walk
 from ..findings import Edit, Finding, Span
 from ..quoting import excerpt
 from .cst_function import ParsedFunction, parse_function
@@ -81,11 +82,11 @@ class FixContext:
             self._indexed.add(position)
             statement = body[position]
             self._parents[id(statement)] = self.tree
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 node_line = getattr(node, "lineno", None)
                 if node_line is not None:
                     self._by_line.setdefault(node_line, []).append(node)
-                for child in ast.iter_child_nodes(node):
+                for child in child_nodes(node):
                     self._parents[id(child)] = node
 
     def _top_starts(self) -> list[int]:
@@ -242,7 +243,7 @@ class FixContext:
                 span = self.span(current)
                 pieces.append((char_offset(self, base, span), char_offset(self, base, span, end=True), replacements[id(current)]))
                 continue
-            pending.extend(ast.iter_child_nodes(current))
+            pending.extend(child_nodes(current))
         for start, end, piece in sorted(pieces, reverse=True):
             text = text[:start] + piece + text[end:]
         return replacements.get(id(node), text)
@@ -271,10 +272,10 @@ class FixContext:
         (`kl = torch.mean(d).cpu().numpy()`, then `print(f"{kl:.2f}")`): dynamo traces its result
         as a tensor, eagerly it is an ndarray or a NumPy number, so no rewrite may hand it to
         torch or to an op as a tensor. A call is `numpy.<f>(...)` or a tensor's `.numpy()`."""
-        direct = next((n for n in ast.walk(expr) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
+        direct = next((n for n in walk(expr) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
         if direct is not None:
             return direct
-        names = [n.id for n in ast.walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        names = [n.id for n in walk(expr) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         function = self.function_of(expr) if names else None
         if function is None:
             return None
@@ -284,15 +285,15 @@ class FixContext:
     def _numpy_names(self, function: ast.AST) -> dict[str, ast.Call]:
         """The names `function` binds (anywhere in it) to a value holding a NumPy call, with the call."""
         found: dict[str, ast.Call] = {}
-        for node in ast.walk(function):
+        for node in walk(function):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
             value = getattr(node, "value", None)
             if value is None or not targets:
                 continue
-            call = next((n for n in ast.walk(value) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
+            call = next((n for n in walk(value) if isinstance(n, ast.Call) and self._numpy_call(n)), None)
             if call is not None:
                 for target in targets:
-                    for name in (t.id for t in ast.walk(target) if isinstance(t, ast.Name)):
+                    for name in (t.id for t in walk(target) if isinstance(t, ast.Name)):
                         found.setdefault(name, call)
         return found
 
@@ -331,7 +332,7 @@ class FixContext:
         for stmt in self.tree.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            for node in ast.walk(stmt):
+            for node in walk(stmt):
                 if isinstance(node, ast.Import) and any(_binds_torch(alias, self.torch_name()) for alias in node.names):
                     end = (node.end_lineno or node.lineno) + 1
                     line_text = self.source.lines[node.lineno - 1] if node.lineno <= len(self.source.lines) else ""
@@ -415,7 +416,7 @@ def _line_within(node: ast.AST) -> int | None:
     line = getattr(node, "lineno", None)
     if line is not None:
         return line
-    return next((inner.lineno for inner in ast.walk(node) if hasattr(inner, "lineno")), None)
+    return next((inner.lineno for inner in walk(node) if hasattr(inner, "lineno")), None)
 
 
 def char_offset(ctx: FixContext, base: Span, span: Span, end: bool = False) -> int:

@@ -12,6 +12,7 @@ import ast
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS, Kind
+from ..astwalk import walk
 from .context import FixContext
 from .flow import read_after
 from .model import DeclineError
@@ -173,7 +174,7 @@ _NOISY = MUTATING_METHODS | RANDOM | {"write", "backward", "seed", "manual_seed"
 
 def _quiet(ctx: FixContext, value: ast.expr) -> bool:
     """Whether evaluating `value` changes nothing outside it (see _raising_prelude)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, (ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda)):
             return False
         if not isinstance(node, ast.Call):
@@ -255,7 +256,7 @@ def _made_by(ctx: FixContext, name: str, local: set[str], use: ast.AST) -> ast.e
         statements: list[ast.AST] = list(own_nodes(function))
     else:
         statements = list(ctx.tree.body)
-    stores = [n for s in statements for n in ([s] if name in local else ast.walk(s)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name]
+    stores = [n for s in statements for n in ([s] if name in local else walk(s)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store) and n.id == name]
     assignments = [
         s for s in statements if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) and s.targets[0].id == name
     ]

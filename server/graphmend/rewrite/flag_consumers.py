@@ -22,6 +22,7 @@ import ast
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import walk
 from ..quoting import excerpt
 from .context import FixContext
 
@@ -63,7 +64,7 @@ def breaking_use(ctx: FixContext, captured: ast.AST, flag: str) -> BreakingUse |
             end = ctx.statement_of(node)
             after = (end.end_lineno or end.lineno) if end is not None else 0
             pending.extend(
-                n for n in ast.walk(function)
+                n for n in walk(function)
                 if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno > after
             )
     return None

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import child_nodes, walk
 from ..findings import Edit, Finding
 from ..quoting import excerpt
 from ..textedits import apply_edits
@@ -177,7 +178,7 @@ class _Candidates:
         self.ctx = ctx
         self.function = function
         self.original: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, (ast.Name, ast.Attribute)) and (spelling := _spelling(node)) is not None:
                 self.original.setdefault(spelling, []).append(node)
         self.constants = ctx.remember(("module-constants",), lambda: _module_constants(ctx.tree))
@@ -212,7 +213,7 @@ def _passed_to_an_op(tree: ast.Module) -> frozenset[str]:
     python_prefix fixture with `limit` = 3.0, 1.0, 2.5, 0.25)."""
     return frozenset(
         spelling
-        for node in ast.walk(tree)
+        for node in walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id.startswith("_graphmend")
         for argument in node.args
         if (spelling := _spelling(argument)) is not None
@@ -231,7 +232,7 @@ def _module_constants(tree: ast.Module) -> frozenset[str]:
                     bound[target.id] = bound.get(target.id, 0) + 1
                     if isinstance(statement.value, ast.Constant):
                         literal.add(target.id)
-    globals_ = {name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names}
+    globals_ = {name for node in walk(tree) if isinstance(node, ast.Global) for name in node.names}
     return frozenset(name for name, count in bound.items() if count == 1 and name in literal and name not in globals_)
 
 
@@ -252,15 +253,15 @@ def _uses(tree: ast.Module, known_tensor: Callable[[str], bool]) -> Iterator[Use
     or a method call on one makes one): `self.heads // self.groups` is Python arithmetic. A local
     is an alias only of arithmetic of no known tensor (`bound = limit * 2`, not
     `y = x * 0.5 + limit` with a tensor `x`)."""
-    parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+    parents = {id(child): parent for parent in walk(tree) for child in child_nodes(parent)}
     aliases: dict[str, frozenset[str]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             roots = _arithmetic_roots(node.value, aliases)
             if roots and not any(known_tensor(root) for root in roots):
                 aliases[node.targets[0].id] = roots
     tensors = _Tensors(known_tensor)
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not isinstance(node, (ast.Name, ast.Attribute)) or isinstance(parents.get(id(node)), ast.Attribute):
             continue  # `self.limit` once, not `self` again
         spelling = _spelling(node)

@@ -11,6 +11,7 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 
 from ..analysis.symbols import bound_names
+from ..astwalk import walk
 from .aliasing import is_fresh
 from .context import FixContext
 from .py_types import nodes_in_scope
@@ -127,14 +128,14 @@ def _reads(nodes: Iterable[ast.AST], name: str) -> bool:
     """Whether `nodes` may read `name`: a load, `del name` (it fails where the name is unbound), an
     augmented assignment (`name += 1` reads first), or a closure that mentions it."""
     for root in nodes:
-        for node in ast.walk(root):
+        for node in walk(root):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, (ast.Load, ast.Del)):
                 return True
             if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
                 return True
             if isinstance(node, (ast.FunctionDef, ast.Lambda, ast.AsyncFunctionDef)) and node is not root:
                 # a closure may read it whenever it is called
-                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+                if any(isinstance(n, ast.Name) and n.id == name for n in walk(node)):
                     return True
     return False
 
@@ -173,11 +174,11 @@ def _first_use(statements: list[ast.stmt], name: str) -> str:
 def _escapes(function: ast.AST, name: str) -> bool:
     """`name` is declared global or nonlocal in `function`, or a function or lambda defined in it
     mentions it: reads can happen anywhere then."""
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
             return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk(node)):
                 return True
     return False
 
@@ -256,7 +257,7 @@ def _reaching(ctx: FixContext, stmt: ast.stmt, name: str, form: Callable[[ast.ex
 
 def _assigned_anywhere(stmt: ast.AST) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             names.add(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -310,9 +311,9 @@ def _with_sources(ctx: FixContext, function: ast.AST, roots: list[str]) -> list[
     nothing (`aliasing.is_fresh`)."""
     names = list(roots)
     for name in names:  # grows while it is read
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, ast.Assign) and any(is_name(t, name) for t in node.targets) and not is_fresh(ctx, node.value):
-                for sub in ast.walk(node.value):
+                for sub in walk(node.value):
                     source = _base_name(sub) if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else None
                     if source is not None and source not in names:
                         names.append(source)
@@ -353,9 +354,9 @@ def mask_escape(ctx: FixContext, function: ast.AST, name: str) -> ast.AST | None
     bound to another name as itself or a view (`t = m`, `t = m.view(-1)`: a change through `t`
     changes `m`), read by a nested function or lambda, or passed to a call other than torch's
     own functions and builtins (a helper may change it in place). None where it reaches none."""
-    for node in ast.walk(function):
+    for node in walk(function):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not function:
-            if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node)):
+            if any(isinstance(n, ast.Name) and n.id == name for n in walk(node)):
                 return node
         if isinstance(node, ast.Assign) and _base_name(node.value) == name and not is_fresh(ctx, node.value):
             if all(isinstance(t, ast.Name) and t.id.startswith("_graphmend_") for t in node.targets):
@@ -403,7 +404,7 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             following += [s for handler in parent.handlers for s in handler.body if s not in block]
             following += [s for s in parent.orelse + parent.finalbody if s not in block]
         for statement in following:
-            for node in ast.walk(statement):
+            for node in walk(statement):
                 if changes(node):
                     return node
                 jumps = jumps or isinstance(node, (ast.Break, ast.Continue))
@@ -414,14 +415,14 @@ def changed_in_place_after(ctx: FixContext, function: ast.AST, stmt: ast.stmt, n
             # rebinds `name` to a new tensor (kornia's `erosion = dilation - 0.5` before
             # `erosion[erosion < 0] = 0`): changes after that reach the new tensor in both.
             for statement in block[: index + 1]:
-                for node in ast.walk(statement):
+                for node in walk(statement):
                     if changes(node):
                         return node
                 if not in_try and _rebinds_to_new_tensor(ctx, statement, name):
                     break
             again: list[ast.AST] = [*parent.orelse, *([parent.test] if isinstance(parent, ast.While) else [])]
             for part in again:
-                for node in ast.walk(part):
+                for node in walk(part):
                     if changes(node):
                         return node
     return None

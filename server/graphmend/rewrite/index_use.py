@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import walk
 from .aliasing import is_fresh
 from .context import FixContext
 from .flow import changed_in_place_after, changes_in_place, parameter_names, reaching_definition
@@ -145,7 +146,7 @@ def _only_stacked(ctx: FixContext, function: ast.AST, listed: str) -> bool:
     of it (where the name is read after `rows = torch.stack(rows)`, it holds that new tensor)."""
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and listed in parameter_names(function):
         return False
-    for node in ast.walk(function):
+    for node in walk(function):
         if not (isinstance(node, ast.Name) and node.id == listed):
             continue
         parent = ctx.parent(node)
@@ -169,8 +170,8 @@ def _only_stacked(ctx: FixContext, function: ast.AST, listed: str) -> bool:
 
 def _tensor_names(function: ast.AST) -> set[str]:
     """Every name something is changed in place through, anywhere in the function."""
-    names = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
-    changes = [n for n in ast.walk(function) if isinstance(n, (ast.AugAssign, ast.Assign, ast.Call))]
+    names = {n.id for n in walk(function) if isinstance(n, ast.Name)}
+    changes = [n for n in walk(function) if isinstance(n, (ast.AugAssign, ast.Assign, ast.Call))]
     return {name for name in names if any(changes_in_place(node, name) for node in changes)}
 
 
@@ -179,8 +180,8 @@ def _fresh_local(ctx: FixContext, function: ast.AST, name: str) -> bool:
     view of another tensor is changed through it."""
     if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) and name in parameter_names(function):
         return False
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    stores = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
     bindings = [
-        n for n in ast.walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name
+        n for n in walk(function) if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == name
     ]
     return bool(stores) and len(stores) == len(bindings) and all(is_fresh(ctx, b.value) for b in bindings)

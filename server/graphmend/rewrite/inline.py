@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from ..astwalk import walk
 from ..findings import Edit, Span
 from .context import FixContext
 
@@ -57,10 +58,10 @@ def _inlined(ctx: FixContext, body: list[ast.stmt]) -> str | None:
         assert isinstance(stmt, ast.Assign)
         name, value = targets[position], stmt.value
         later_targets = set(targets[position + 1 :])
-        if any(isinstance(n, ast.Name) and n.id in later_targets for n in ast.walk(value)):
+        if any(isinstance(n, ast.Name) and n.id in later_targets for n in walk(value)):
             return None  # it reads a name the branch assigns later: substituting would read the new value
         later = [*assignments[position + 1 :], body[-1]]
-        reads = sum(1 for s in later for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
+        reads = sum(1 for s in later for n in walk(s) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load))
         cheap = isinstance(value, (ast.Name, ast.Constant, ast.Attribute))
         if reads == 0 or (reads > 1 and not cheap):
             return None
@@ -73,5 +74,5 @@ def _inlined(ctx: FixContext, body: list[ast.stmt]) -> str | None:
 
 def _substituted(ctx: FixContext, node: ast.expr, values: dict[str, str]) -> str:
     """`node`'s source with each read of a name in `values` replaced by its (parenthesised) value."""
-    reads = {id(n): f"({values[n.id]})" for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in values}
+    reads = {id(n): f"({values[n.id]})" for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in values}
     return ctx.code_with(node, reads)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ..analysis import AnalysisResult, analyze_detailed
+from ..astwalk import child_nodes
 from ..config import Config
 from ..findings import Edit, Finding
 from ..textedits import apply_edits
@@ -134,7 +135,7 @@ def _own_branches(function: Function) -> list[ast.If]:
             continue
         if isinstance(node, ast.If):
             found.append(node)
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(child_nodes(node)))
     return found
 
 

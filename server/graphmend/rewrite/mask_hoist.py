@@ -23,6 +23,7 @@ import ast
 from collections.abc import Callable
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import child_nodes, walk
 from ..findings import Edit, Finding, Span
 from ..textedits import apply_edits
 from .aliasing import is_fresh
@@ -51,7 +52,7 @@ def plan_with_mask_named(
         raise declined from None
     if not _cannot_change(ctx, value, mask_roots(mask)):
         raise declined  # its other parts now run after the mask: `t.add_(1)[t > 0]` would see another `t`
-    if not is_fresh(ctx, mask) and mask_reads_changed(ctx, function, ast.walk(function), binding, mask_roots(mask)) is not None:
+    if not is_fresh(ctx, mask) and mask_reads_changed(ctx, function, walk(function), binding, mask_roots(mask)) is not None:
         raise declined  # `m.bool()` may be `m` itself: the name would follow later changes to `m`
     reads = _same_mask_reads(ctx, function, binding, mask)
     if not any(read is mask for read in reads):
@@ -142,13 +143,13 @@ def _evaluated_first(value: ast.expr, part: ast.expr) -> bool:
 
 def _shares_a_line(ctx: FixContext, binding: ast.stmt) -> bool:
     """`a = 1; x = x[m]`, or a statement another ends on: a new line before it would split them."""
-    siblings = ast.iter_child_nodes(ctx.parent(binding) or binding)
+    siblings = child_nodes(ctx.parent(binding) or binding)
     return any(isinstance(s, ast.stmt) and s is not binding and (s.end_lineno or s.lineno) == binding.lineno for s in siblings)
 
 
 def _fresh_name(function: ast.AST, base: str = MASK_NAME) -> str:
     """`base`, numbered where the function already holds that name."""
-    taken = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)} | {a.arg for a in ast.walk(function) if isinstance(a, ast.arg)}
+    taken = {n.id for n in walk(function) if isinstance(n, ast.Name)} | {a.arg for a in walk(function) if isinstance(a, ast.arg)}
     name, number = base, 2
     while name in taken:
         name, number = f"{base}_{number}", number + 1
@@ -161,7 +162,7 @@ def _same_mask_reads(ctx: FixContext, function: ast.AST, binding: ast.stmt, mask
     shape = ast.dump(mask)
     roots = mask_roots(mask)
     found = [node for node in _mask_indexes(binding) if ast.dump(node) == shape]
-    if any(_changes(node, roots) for node in ast.walk(binding)):
+    if any(_changes(node, roots) for node in walk(binding)):
         return found
     for statement in rest_of_block(ctx, binding)[1:]:
         if not _pure_binding(ctx, statement, roots):
@@ -174,7 +175,7 @@ def _cannot_change(ctx: FixContext, value: ast.expr, roots: list[str]) -> bool:
     """Evaluating `value` changes none of `roots`: no walrus, lambda or comprehension, no in-place
     change of one, and calls only of torch's functions and methods of tensors that do not write in
     place (a helper, a method of the module or of a config object could change what the mask reads)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, (ast.NamedExpr, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             return False
         if any(changes_in_place(node, root) for root in roots):
@@ -202,7 +203,7 @@ def _pure_binding(ctx: FixContext, statement: ast.stmt, roots: list[str]) -> boo
 def _mask_indexes(statement: ast.stmt) -> list[ast.expr]:
     """The parts of subscripts' indexes in `statement` (`m` of `x[m]` and of `x[:, m]`)."""
     indexes: list[ast.expr] = []
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if isinstance(node, ast.Subscript):
             indexes += node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     return indexes

@@ -28,6 +28,7 @@ import libcst as cst
 
 from ..analysis.guards import TRUE_WHEN_FIXED_NAMES
 from ..analysis.kinds import TENSOR_KINDS, Kind
+from ..astwalk import child_nodes, walk
 from ..quoting import excerpt
 from .context import FixContext
 from .cst_function import NodeSwap
@@ -110,7 +111,7 @@ class _Lifter:
         self.by_argument: dict[str, Param] = {}
         self.replace: dict[int, str] = {}  # id(ast expr) -> param name
         self.replace_field: dict[int, str] = {}  # id(ast expr of an f-string field) -> param (whole field)
-        self.taken = {n.id for n in ast.walk(block) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
+        self.taken = {n.id for n in walk(block) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names)
         # Names read by the tests that decide whether the expression at hand runs at all (an `if`,
         # the operands before it in `a and b`, a ternary's test): `labels.max()` after
         # `labels is not None and` raises on None when evaluated unconditionally.
@@ -131,7 +132,7 @@ class _Lifter:
         keep an expression from raising on a Python value, and what raises on tensor data is not
         speculable anyway (purity.py)."""
         python_level = [g for g in guards if self.ctx.kind(g) not in TENSOR_KINDS]
-        self.guard_names.append({n.id for g in python_level for n in ast.walk(g) if isinstance(n, ast.Name)})
+        self.guard_names.append({n.id for g in python_level for n in walk(g) if isinstance(n, ast.Name)})
         try:
             yield
         finally:
@@ -151,7 +152,7 @@ class _Lifter:
         `if torch.max(y) != self.num_classes - 1: raise ValueError(f"... {self.num_classes-1}")`)."""
         if not conditional:
             for part in always_evaluated(expr):
-                self.evaluated[ast.dump(part)] = frozenset(n.id for n in ast.walk(part) if isinstance(n, ast.Name))
+                self.evaluated[ast.dump(part)] = frozenset(n.id for n in walk(part) if isinstance(n, ast.Name))
                 self.numbers |= self._ordered_against_tensor(part)
         self.expr(expr, conditional)
 
@@ -206,7 +207,7 @@ class _Lifter:
 
     def reads_a_guarded_name(self, expr: ast.expr) -> bool:
         guarded = set().union(*self.guard_names) if self.guard_names else set()
-        return any(isinstance(n, ast.Name) and n.id in guarded for n in ast.walk(expr))
+        return any(isinstance(n, ast.Name) and n.id in guarded for n in walk(expr))
 
     # -- statements -----------------------------------------------------------------------------
     def statement(self, stmt: ast.stmt, conditional: bool) -> None:
@@ -314,7 +315,7 @@ class _Lifter:
         return any(span.contains(f.span) and not (f.span == span and f.code in TRUTH_TESTS) for f in self.ctx.result.findings)
 
     def uses_local(self, expr: ast.AST) -> bool:
-        return any(isinstance(n, ast.Name) and n.id in self.local for n in ast.walk(expr))
+        return any(isinstance(n, ast.Name) and n.id in self.local for n in walk(expr))
 
     def expr(self, expr: ast.expr, conditional: bool, text: bool = False) -> None:
         numpy_call = self.ctx.numpy_call_in(expr)
@@ -326,7 +327,7 @@ class _Lifter:
             return
         if isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom)):
             raise DeclineError("unsupported-expression", f"`{self.ctx.excerpt(expr, 40)}` cannot be moved into the op")
-        changing = next((n for n in ast.walk(expr) if is_in_place_call(n)), None)
+        changing = next((n for n in walk(expr) if is_in_place_call(n)), None)
         if changing is not None:
             # `other = loss.mul_(2).item()` after `value = loss.item()`: the op's arguments are all
             # evaluated before its body runs, so the change would come before the earlier read
@@ -418,7 +419,7 @@ class _Lifter:
                 self.expr(expr.body, True)
                 self.expr(expr.orelse, True)
             return
-        for child in ast.iter_child_nodes(expr):
+        for child in child_nodes(expr):
             if isinstance(child, ast.expr):
                 self.expr(child, conditional)
 
@@ -471,7 +472,7 @@ class _Lifter:
 
     def pure_reads(self, expr: ast.expr) -> bool:
         """No call in `expr` can change anything (evaluating it earlier, in the graph, is unobservable)."""
-        for node in ast.walk(expr):
+        for node in walk(expr):
             if isinstance(node, ast.Call):
                 name = self.ctx.qualname(node.func)
                 if name is not None and name.startswith("builtins.") and name[len("builtins.") :] in READING_BUILTINS:
@@ -602,7 +603,7 @@ def build_site(
     for statement in [*prelude, block, *following]:
         _check_movable(ctx, statement, function)
     lifter = _Lifter(ctx, function, block, local, calls_as_values)
-    lifter.taken |= prelude_names | {n.id for s in following for n in ast.walk(s) if isinstance(n, ast.Name)}
+    lifter.taken |= prelude_names | {n.id for s in following for n in walk(s) if isinstance(n, ast.Name)}
     for assignment in prelude:
         lifter.expr(assignment.value, conditional=False)
     if head:
@@ -660,7 +661,7 @@ def always_evaluated(expr: ast.expr) -> Iterator[ast.expr]:
         yield from always_evaluated(expr.left)
         yield from always_evaluated(expr.comparators[0])
     elif not isinstance(expr, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
-        for child in ast.iter_child_nodes(expr):
+        for child in child_nodes(expr):
             if isinstance(child, ast.expr):
                 yield from always_evaluated(child)
 
@@ -690,7 +691,7 @@ def join_conjuncts(parts: list[cst.BaseExpression]) -> cst.BaseExpression:
 
 def _check_movable(ctx: FixContext, moved: ast.stmt, function: Function) -> None:
     in_class = any(isinstance(a, ast.ClassDef) for a in ctx.ancestors(function))
-    for node in ast.walk(moved):
+    for node in walk(moved):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "super" and not node.args:
             raise DeclineError("zero-arg-super", "`super()` without arguments only works inside the class")
         names = [node.id] if isinstance(node, ast.Name) else [node.attr] if isinstance(node, ast.Attribute) else []
@@ -719,7 +720,7 @@ def _render(ctx: FixContext, function: Function, moved: ast.stmt, lifter: _Lifte
     node = statement_node(ctx, function, moved)
     replacements: dict[cst.CSTNode, cst.CSTNode] = {}
     fields: dict[int, str] = {}
-    for ast_node in ast.walk(moved):
+    for ast_node in walk(moved):
         name = lifter.replace.get(id(ast_node))
         if name is not None:
             replacements[ctx.cst_node(function, ast_node, cst.BaseExpression)] = cst.Name(name)  # type: ignore[type-abstract]

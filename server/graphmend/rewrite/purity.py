@@ -14,6 +14,7 @@ import ast
 
 from ..analysis.kinds import TENSOR_KINDS
 from ..analysis.tensors import PY_METHODS
+from ..astwalk import walk
 from .compile_checks import (
     BROADCAST_FREE,
     BROADCASTABLE,
@@ -88,7 +89,7 @@ def is_pure(ctx: FixContext, expr: ast.AST) -> bool:
 
 def check_pure(ctx: FixContext, expr: ast.AST, role: str, depth: int = 0) -> None:
     """Raise DeclineError unless `expr` can be evaluated speculatively (see module docstring)."""
-    for node in ast.walk(expr):
+    for node in walk(expr):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)):
             raise _fail("impure", f"{role} has an effect ({ctx.excerpt(node, 40)})")
         if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):

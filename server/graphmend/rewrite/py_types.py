@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from ..analysis.kinds import TENSOR_KINDS
+from ..astwalk import child_nodes, walk
 from .context import FixContext
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -181,7 +182,7 @@ def self_attribute_type(ctx: FixContext, function: Function, attr: str) -> PyTyp
         return None
     values: list[ast.expr] = []
     for method in owner.methods.values():
-        for node in ast.walk(method):
+        for node in walk(method):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
             if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and t.value.id == self_name(method) for t in targets):
                 if method is not init or not isinstance(node, ast.Assign):
@@ -215,7 +216,7 @@ def _call_type(ctx: FixContext, call: ast.Call, function: Function, seen: frozen
 
 def _truth_type(ctx: FixContext, expr: ast.expr, function: Function, seen: frozenset[str]) -> PyType | None:
     """Comparisons and `not` of non-tensors are bools; `a and b` is one of its operands."""
-    if any(ctx.kind(n) in TENSOR_KINDS for n in ast.walk(expr) if isinstance(n, ast.expr)):
+    if any(ctx.kind(n) in TENSOR_KINDS for n in walk(expr) if isinstance(n, ast.expr)):
         return None
     if isinstance(expr, ast.BoolOp):
         types = {value_type(ctx, value, function, seen) for value in expr.values}
@@ -285,7 +286,7 @@ def nodes_in_scope(roots: Iterable[ast.AST]) -> Iterator[ast.AST]:
         yield node
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(child_nodes(node))
 
 
 def stored_names(node: ast.AST) -> set[str]:
@@ -299,8 +300,8 @@ def stored_names(node: ast.AST) -> set[str]:
     if isinstance(node, ast.stmt) and hasattr(node, "body"):
         # a compound statement binds its own targets (for/with), not what its body binds
         heads = [getattr(node, "target", None), *[i.optional_vars for i in getattr(node, "items", [])]]
-        return {n.id for h in heads if h is not None for n in ast.walk(h) if isinstance(n, ast.Name)}
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
+        return {n.id for h in heads if h is not None for n in walk(h) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del))}
 
 
 def self_name(function: Function) -> str | None:

@@ -8,6 +8,7 @@ import ast
 from dataclasses import dataclass
 
 from ..analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from ..astwalk import walk
 from .context import FixContext
 
 
@@ -113,7 +114,7 @@ def mask_roots(mask: ast.expr) -> list[str]:
     """The names a mask reads (`target` and `ignore_index` of `target != ignore_index`, `self` of
     `self.mask`), in order of appearance."""
     roots: list[str] = []
-    for node in ast.walk(mask):
+    for node in walk(mask):
         root = reference_root(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         if root is not None and root not in roots:
             roots.append(root)

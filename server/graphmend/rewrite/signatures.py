@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..analysis.kinds import Kind
+from ..astwalk import child_nodes, walk
 from .context import FixContext
 from .flow import enclosing_blocks, reaching_definition, reaching_unpacking
 from .py_types import name_type, self_attribute_type
@@ -558,12 +559,12 @@ def _unconditional_nodes(statement: ast.stmt):  # type: ignore[no-untyped-def]
         elif isinstance(node, ast.IfExp):
             stack.append(node.test)
         else:
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(child_nodes(node))
 
 
 def _rebound_between(function: ast.AST, name: str, first: ast.stmt, last: ast.stmt) -> bool:
     start, end = first.lineno, last.lineno
     return any(
         isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and start <= n.lineno < end
-        for n in ast.walk(function)
+        for n in walk(function)
     )

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from ..astwalk import walk
 from ..findings import Finding
 from ..textedits import apply_edits
 from .context import FixContext
@@ -49,7 +50,7 @@ def plan_with_tail_copied(
     tail = function.body[next(i for i, s in enumerate(function.body) if s is branch) + 1 :]
     if not tail or not isinstance(tail[-1], _TERMINAL):
         raise declined
-    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)) for s in tail for n in ast.walk(s)):
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal)) for s in tail for n in walk(s)):
         raise declined  # a `global` after the copy's uses of the name would not compile
     first, last = tail[0].lineno, tail[-1].end_lineno or tail[-1].lineno
     if any(first <= f.span.start_line <= last for f in ctx.result.findings):

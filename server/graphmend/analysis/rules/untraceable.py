@@ -14,6 +14,7 @@ import importlib.util
 from collections.abc import Mapping
 from typing import ClassVar
 
+from ...astwalk import walk
 from ..kinds import TENSOR_KINDS, Kind, is_tensor
 from ..super_properties import calls_super, first_use, instance_method, parent_of, property_kind, super_call
 from ..symbols import LOCK_CLASSES, RNN_FLAG, SPARSE_CONSTRUCTORS, SPARSE_METHODS
@@ -146,10 +147,10 @@ class IsInference(Rule):
 def _set_from_torch(ctx: RuleContext, attr: str) -> bool:
     """Whether some class of the file assigns `<obj>.<attr> = <value made by a torch call>`."""
     for info in ctx.index.classes.values():
-        for node in ast.walk(info.node):
+        for node in walk(info.node):
             if not isinstance(node, ast.Assign) or not any(isinstance(t, ast.Attribute) and t.attr == attr for t in node.targets):
                 continue
-            if any(isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.") for n in ast.walk(node.value)):
+            if any(isinstance(n, ast.Call) and (ctx.qualname(n.func) or "").startswith("torch.") for n in walk(node.value)):
                 return True
     return False
 
@@ -563,7 +564,7 @@ def _bytes_names(function: ast.AST) -> frozenset[str]:
     parameter, a loop target, an augmented assignment, a second assignment) leaves a name out.
     Computed once per function: the methods hooked are common names."""
     arguments = function.args if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else None
-    params = {a.arg for a in ast.walk(arguments) if isinstance(a, ast.arg)} if arguments is not None else set()
+    params = {a.arg for a in walk(arguments) if isinstance(a, ast.arg)} if arguments is not None else set()
     return frozenset(
         name
         for name, values in plain_assignments(function).items()

@@ -23,6 +23,7 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..compile_checks import COUNTS_FIT, checked_or_original, helper_edits
 from ..context import FixContext
@@ -158,4 +159,4 @@ def _unbound_parameter(ctx: FixContext, name: str, use: ast.stmt) -> bool:
     function = ctx.function_of(use)
     if function is None or name not in parameter_names(function):
         return False
-    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(function))
+    return not any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(function))

@@ -23,6 +23,7 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..context import FixContext
 from ..flow import parameter_names
@@ -58,7 +59,7 @@ class ComprehensionLoopFixer:
             raise DeclineError("comprehension-in-expression", "the comprehension is not the whole value of an assignment or `return`")
         inner = _inner_parts(comprehension)
         for part in inner:
-            for node in ast.walk(part):
+            for node in walk(part):
                 if isinstance(node, SCOPED):
                     raise DeclineError(
                         "comprehension-scope", f"`{ctx.excerpt(node, 30)}` in the comprehension would see a different scope in a loop"
@@ -124,7 +125,7 @@ def _inner_parts(comprehension: ast.ListComp | ast.SetComp | ast.DictComp) -> li
 def _target_names(comprehension: ast.ListComp | ast.SetComp | ast.DictComp) -> list[str]:
     names: list[str] = []
     for generator in comprehension.generators:
-        for node in ast.walk(generator.target):
+        for node in walk(generator.target):
             if isinstance(node, ast.Name):
                 names.append(node.id)
             elif not isinstance(node, (ast.Tuple, ast.List, ast.expr_context)):
@@ -133,7 +134,7 @@ def _target_names(comprehension: ast.ListComp | ast.SetComp | ast.DictComp) -> l
 
 
 def _names_bound(comprehension: ast.ListComp | ast.SetComp | ast.DictComp) -> set[str]:
-    return {n.id for g in comprehension.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)}
+    return {n.id for g in comprehension.generators for n in walk(g.target) if isinstance(n, ast.Name)}
 
 
 def _renamed_targets(
@@ -141,15 +142,15 @@ def _renamed_targets(
 ) -> dict[str, str]:
     """Loop variables the function uses outside the comprehension -> fresh names (a `for` loop
     binds its variables in the function, where the comprehension kept them to itself)."""
-    declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+    declared = {name for n in walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
     parameters = parameter_names(function)
     renamed: dict[str, str] = {}
     for name in dict.fromkeys(_target_names(comprehension)):
         # a comprehension that binds the name itself (this one, or another: `{w: i for i, w in ...}`)
         # reads its own variable, not the function's
-        own = {id(n) for other in ast.walk(function) if isinstance(other, COMPREHENSIONS) and name in _names_bound(other)
-               for part in _inner_parts(other) for n in ast.walk(part)}  # fmt: skip
-        used = name in declared or name in parameters or any(isinstance(n, ast.Name) and n.id == name and id(n) not in own for n in ast.walk(function))
+        own = {id(n) for other in walk(function) if isinstance(other, COMPREHENSIONS) and name in _names_bound(other)
+               for part in _inner_parts(other) for n in walk(part)}  # fmt: skip
+        used = name in declared or name in parameters or any(isinstance(n, ast.Name) and n.id == name and id(n) not in own for n in walk(function))
         if used:
             renamed[name] = fresh_name(function, f"_graphmend_{name}")
     return renamed
@@ -162,10 +163,10 @@ def _loop_lines(
     comprehension: ast.ListComp | ast.SetComp | ast.DictComp,
     renamed: dict[str, str],
 ) -> list[str]:
-    inside = {id(n) for part in _inner_parts(comprehension) for n in ast.walk(part)}
+    inside = {id(n) for part in _inner_parts(comprehension) for n in walk(part)}
 
     def code(node: ast.expr) -> str:
-        replacements = {id(n): renamed[n.id] for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in renamed and id(n) in inside}
+        replacements = {id(n): renamed[n.id] for n in walk(node) if isinstance(n, ast.Name) and n.id in renamed and id(n) in inside}
         text = ctx.code_with(node, replacements) if replacements else ctx.code(node)
         return f"({text})" if "\n" in text and not text.startswith(("(", "[", "{")) else text
 
@@ -204,8 +205,8 @@ def _result_name(
     from the loop), else a fresh name assigned (or returned) after the loop."""
     if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
         name = statement.targets[0].id
-        reads = any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(comprehension))
-        guarded = any(isinstance(n, ast.Try) for n in ast.walk(function))
+        reads = any(isinstance(n, ast.Name) and n.id == name for n in walk(comprehension))
+        guarded = any(isinstance(n, ast.Try) for n in walk(function))
         if not reads and not guarded:
             return name
     return fresh_name(function, "_graphmend_items")

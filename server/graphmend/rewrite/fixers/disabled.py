@@ -27,6 +27,7 @@ from collections.abc import Iterator
 
 from ...analysis import analyze_detailed
 from ...analysis.symbols import DISABLE_FUNCTIONS, decorator_target
+from ...astwalk import walk
 from ...findings import Edit, Finding, Span
 from ...textedits import apply_edits, parses
 from ..context import FixContext
@@ -115,7 +116,7 @@ def _foreign_call(function: ast.FunctionDef, ctx: FixContext) -> str | None:
 
 def _calls(function: ast.FunctionDef) -> Iterator[ast.Call]:
     for stmt in function.body:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if isinstance(node, ast.Call):
                 yield node
 

@@ -7,6 +7,8 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
+
 
 def flush_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:
     """Blank lines in generated code carry no indentation (no trailing whitespace)."""
@@ -22,9 +24,9 @@ def flush_blank_lines(statement: cst.CSTNode) -> cst.CSTNode:
 
 def fresh_name(function: ast.AST, base: str) -> str:
     """A name the function does not use anywhere."""
-    used = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
-    used |= {n.name for n in ast.walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    used |= {a.arg for n in ast.walk(function) if isinstance(n, ast.arguments) for a in n.args + n.kwonlyargs + n.posonlyargs}
+    used = {n.id for n in walk(function) if isinstance(n, ast.Name)}
+    used |= {n.name for n in walk(function) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    used |= {a.arg for n in walk(function) if isinstance(n, ast.arguments) for a in n.args + n.kwonlyargs + n.posonlyargs}
     candidate, number = base, 1
     while candidate in used:
         number += 1

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, Kind
+from ...astwalk import walk
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ..aliasing import local_aliasing_reason
@@ -239,7 +240,7 @@ def _mask_computations(ctx: FixContext, statement: ast.If, body: list[ast.stmt],
     """The `name = <expression>` statements of the branch before its fills (the mask computed into
     a name): they now run on every path, before the test is taken, so each must be unable to raise
     or change anything, and its name may be read neither by the test nor after the `if`."""
-    tested = {n.id for test in tests for n in ast.walk(test) if isinstance(n, ast.Name)}
+    tested = {n.id for test in tests for n in walk(test) if isinstance(n, ast.Name)}
     computed: list[ast.Assign] = []
     for stmt in body:
         assert isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)  # _assignments_first
@@ -264,7 +265,7 @@ def _cannot_raise(ctx: FixContext, value: ast.expr) -> bool:
     """Comparisons and `+ - * & | ^`, `not`, `~`, `-` of names, attributes and numbers, reading at
     most one tensor: nothing that indexes, divides or broadcasts two tensors of unknown shapes."""
     tensors = 0
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, (ast.Name, ast.Attribute)) and not isinstance(ctx.parent(node), ast.Attribute):
             tensors += ctx.kind(node) not in NON_TENSOR_KINDS
         elif isinstance(node, ast.BinOp):
@@ -326,5 +327,5 @@ def _number(ctx: FixContext, value: ast.expr) -> ast.expr:
 def _reads_mask(body: list[ast.stmt], mask: ast.expr) -> bool:
     """Whether the body uses the tested mask (`y[bad] = 0`, `y.masked_fill(bad, 0)`): a fill, then."""
     wanted = ast.dump(mask)
-    return any(ast.dump(node) == wanted for statement in body for node in ast.walk(statement) if type(node) is type(mask))
+    return any(ast.dump(node) == wanted for statement in body for node in walk(statement) if type(node) is type(mask))
 

@@ -23,6 +23,7 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..context import FixContext
 from ..lookahead import require_tests_fixed_after
@@ -58,7 +59,7 @@ class HeldConditionFixer:
         end = next(i for i, s in enumerate(siblings) if s is branch)
         between = siblings[start + 1 : end]
         value = assignment.value
-        read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+        read = {n.id for n in walk(value) if isinstance(n, ast.Name)}
         for statement_between in between:
             _check_unobservable(ctx, statement_between, read)
         if between or not _evaluated_first(branch.test, use):
@@ -97,7 +98,7 @@ def _held(ctx: FixContext, function: Function, statement: ast.stmt, follow: bool
                     continue
         raise DeclineError("held-condition-reads", f"`{name}` is not a condition that only an `if` test reads")
     if isinstance(statement, ast.If):
-        names = [n for n in ast.walk(statement.test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        names = [n for n in walk(statement.test) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
         for use in names:
             if len(_reads(ctx, function, use.id)) != 1:
                 continue
@@ -117,7 +118,7 @@ class _Names:
         self.stores: dict[str, int] = {}
         self.assignments: dict[str, list[ast.Assign]] = {}
         self.declared: set[str] = set()
-        for node in ast.walk(function):
+        for node in walk(function):
             if isinstance(node, ast.Name):
                 if isinstance(node.ctx, ast.Load):
                     self.reads.setdefault(node.id, []).append(node)
@@ -127,7 +128,7 @@ class _Names:
                 self.assignments.setdefault(node.targets[0].id, []).append(node)
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.declared.update(node.names)
-        self.parameters = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+        self.parameters = {a.arg for a in walk(function.args) if isinstance(a, ast.arg)}
 
 
 def _names(ctx: FixContext, function: Function) -> _Names:

@@ -20,6 +20,7 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -87,6 +88,6 @@ def _local(function: ast.FunctionDef | ast.AsyncFunctionDef, name: str) -> bool:
     """Whether `name` is a parameter or a name the function assigns (and declares no `global`)."""
     args = function.args
     params = {a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]}
-    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function)):
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in walk(function)):
         return False
-    return name in params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(function))
+    return name in params or any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in walk(function))

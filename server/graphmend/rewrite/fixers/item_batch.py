@@ -50,6 +50,7 @@ import libcst as cst
 
 from ...analysis.kinds import Kind
 from ...analysis.symbols import bound_names
+from ...astwalk import walk
 from ...findings import Finding
 from ..compile_checks import STACKABLE, helper_edits
 from ..context import FixContext
@@ -165,9 +166,9 @@ def _reads_in(ctx: FixContext, statement: ast.stmt) -> list[ast.Call] | None:
             parts = node.comparators[1:]
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)):
             parts = [node]
-        conditional.update(id(n) for part in parts for n in ast.walk(part))
+        conditional.update(id(n) for part in parts for n in walk(part))
     found: list[ast.Call] = []
-    for node in ast.walk(statement):
+    for node in walk(statement):
         if _is_item(node):
             if id(node) in conditional:
                 return None
@@ -203,7 +204,7 @@ def _run(ctx: FixContext, function: Function, statement: ast.stmt, call: ast.Cal
             _check_statement(ctx, following, calls)
         except DeclineError:
             break
-        if any(n.id in changed for c in calls for n in ast.walk(c.func.value) if isinstance(n, ast.Name)):  # type: ignore[attr-defined]
+        if any(n.id in changed for c in calls for n in walk(c.func.value) if isinstance(n, ast.Name)):  # type: ignore[attr-defined]
             break  # it reads what an earlier statement of the run binds
         reads += [_Read(c, following) for c in calls]
         changed |= _bound_names(following)
@@ -222,7 +223,7 @@ def _check_statement(ctx: FixContext, statement: ast.stmt, calls: list[ast.Call]
         if _self_documenting(ctx, call):
             raise DeclineError("self-documenting", f"`{ctx.excerpt(call, 30)}` is shown as written by an `=` f-string field")
     first, last = (calls[0].lineno, calls[0].col_offset), (calls[-1].end_lineno or calls[-1].lineno, calls[-1].end_col_offset or 0)
-    inside = {id(n) for c in calls for n in ast.walk(c)}
+    inside = {id(n) for c in calls for n in walk(c)}
     for node in nodes_in_scope([statement]):
         if isinstance(node, (ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)):
             raise DeclineError("effect-between-reads", f"`{ctx.excerpt(node, 30)}` binds a name or suspends between the reads")
@@ -263,9 +264,9 @@ def _changes_state(ctx: FixContext, function: Function, statement: ast.stmt, cal
         return True
     if isinstance(statement, (ast.Assign, ast.AnnAssign)):
         targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for t in targets for n in ast.walk(t) if not isinstance(n, ast.expr_context)):
+        if not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Starred)) for t in targets for n in walk(t) if not isinstance(n, ast.expr_context)):
             return True
-        declared = {name for n in ast.walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        declared = {name for n in walk(function) if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
         if _bound_names(statement) & declared:
             return True
     return any(

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..aliasing import is_fresh
 from ..compile_checks import LENGTH_POSITIONS, LENGTHS_FIT, SAME_TYPE, call_text, helper_edits
@@ -132,7 +133,7 @@ def _match(ctx: FixContext, loop: ast.For) -> _Loop:
     if None in roots or len(set(roots)) < len(roots):
         raise DeclineError("not-a-length-loop", "the target, the lengths or the source is not a plain name or attribute (or two are one)")
     for part in (target, source):
-        if part is not None and any(isinstance(n, ast.Name) and n.id in (index, bound_name) for n in ast.walk(part)):
+        if part is not None and any(isinstance(n, ast.Name) and n.id in (index, bound_name) for n in walk(part)):
             raise DeclineError("not-a-length-loop", "the target or the source depends on the loop's names")
     return _Loop(lengths, target, sliced[0], prefix, value, source)
 
@@ -163,7 +164,7 @@ def _check_target_is_new(ctx: FixContext, function: ast.FunctionDef | ast.AsyncF
         root = reference_root(other) if other is not None else None
         if root is None:
             continue
-        for node in ast.walk(function):
+        for node in walk(function):
             if not (isinstance(node, ast.Name) and node.id == root and isinstance(node.ctx, ast.Store) and node.lineno >= made_line):
                 continue
             binding = ctx.parent(node)  # a new tensor bound later cannot be a view of the target
@@ -236,7 +237,7 @@ def _as_int_of(node: ast.expr, operand_ok: Callable[[ast.expr], bool]) -> bool:
 
 
 def _loop_names(loop: ast.For) -> list[str]:
-    return [n.id for n in ast.walk(loop.target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(loop.target) if isinstance(n, ast.Name)]
 
 
 def _full(part: ast.expr) -> bool:

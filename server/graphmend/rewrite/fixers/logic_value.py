@@ -20,6 +20,7 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import Kind
+from ...astwalk import walk
 from ...findings import Finding
 from ..compile_checks import BROADCASTABLE, checked_or_original, helper_edits
 from ..context import FixContext
@@ -91,7 +92,7 @@ SAFE_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 def _check_shape_safe(ctx: FixContext, value: ast.expr, role: str) -> None:
     """Decline where computing `value` could raise for its operands' shapes or dtypes beyond the
     broadcasting that `_graphmend_broadcastable` settles while tracing."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and not isinstance(node.op, SAFE_OPERATORS):
             raise DeclineError("logic-may-raise", f"{role} applies `{ctx.excerpt(node, 30)}`, which can raise for some dtypes or shapes")
         if isinstance(node, ast.UnaryOp) and not isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -143,7 +144,7 @@ def _elementwise_groups(ctx: FixContext, node: ast.expr) -> list[str]:
     """For each largest elementwise expression in `node` (`val <= high.to(val.device)`), its leaves
     as a tuple: where they broadcast together, no step of the expression raises on shapes."""
     groups: list[str] = []
-    for inner in ast.walk(node):
+    for inner in walk(node):
         if isinstance(inner, ELEMENTWISE) and not isinstance(ctx.parent(inner), ELEMENTWISE):
             operands = [ctx.code(leaf) for leaf in _elementwise_leaves(inner) if not isinstance(leaf, ast.Constant)]
             if len(set(operands)) > 1:

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ..compile_checks import COMPLEMENT_KEEPS, HAS_DTYPE, PRODUCT_KEEPS, helper_edits
@@ -334,7 +335,7 @@ def _unchanged_parameter(ctx: FixContext, name: str, first: ast.stmt, last: ast.
     if name not in parameter_names(function) or first.lineno > last.lineno:
         return False
     return not any(
-        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < last.lineno for n in ast.walk(function)
+        isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) and n.lineno < last.lineno for n in walk(function)
     )
 
 

@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS
+from ...astwalk import walk
 from ...findings import Edit, Finding
 from ..compile_checks import FLOATING, MASK_SPANS, SPREAD_MASK, STD_OF, call_text, checked_or_original, helper_edits
 from ..context import FixContext
@@ -197,7 +198,7 @@ class MaskedReductionFixer:
         block = rest_of_block(ctx, binding)
         block_end = block[-1].end_lineno or block[-1].lineno
         in_try = any(isinstance(a, (ast.Try, ast.TryStar)) for a in ctx.ancestors(binding) if ctx.contains(function, a))
-        nodes = list(ast.walk(function)) if in_try else _reachable_after(list(ast.walk(function)), block, block_end)
+        nodes = list(walk(function)) if in_try else _reachable_after(list(walk(function)), block, block_end)
         check_pure(ctx, mask, "the mask (now evaluated as a where condition)")
         chain = _chain(ctx, block, index.index)
         names = frozenset(stmt.targets[0].id for stmt, _ in chain)  # type: ignore[attr-defined]
@@ -302,9 +303,9 @@ def _averaged_safely(
     averaged = [r for r in reductions if r.kind in ("mean", *_SPREADS) and not _floating(signatures, r)]
     if not averaged:
         return where
-    selections = {id(n) for leaf in leaves for n in ast.walk(leaf.node)}  # `x[x > 0]`: the mask's own test is no work on values
+    selections = {id(n) for leaf in leaves for n in walk(leaf.node)}  # `x[x > 0]`: the mask's own test is no work on values
     for expression in [*chained, *(operand for r in averaged for operand in r.operands)]:
-        for node in ast.walk(expression):
+        for node in walk(expression):
             if id(node) in selections:
                 continue
             named = node.func.attr if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) else None
@@ -359,7 +360,7 @@ def _chain(ctx: FixContext, block: list[ast.stmt], mask: ast.expr) -> list[tuple
             if statement is binding:
                 raise
             continue
-        reads_chain = any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(statement.value))
+        reads_chain = any(isinstance(n, ast.Name) and n.id in names for n in walk(statement.value))
         if statement is not binding and not leaves and not reads_chain:
             continue  # arithmetic on numbers only: nothing selected
         chain.append((statement, leaves))
@@ -409,7 +410,7 @@ def _check_no_later_store(nodes: list[ast.AST], name: str, binding: ast.Assign) 
 def _rebinds(binding: ast.Assign) -> bool:
     """`pred = pred[m]`: the name re-binds a selection of its own value."""
     name = binding.targets[0].id  # type: ignore[attr-defined]
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(binding.value))
+    return any(isinstance(n, ast.Name) and n.id == name for n in walk(binding.value))
 
 
 def _filled(ctx: FixContext, leaf: Selection, where: _Where, nonlinear: bool, fill: str) -> str:

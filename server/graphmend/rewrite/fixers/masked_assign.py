@@ -51,6 +51,7 @@ import textwrap
 
 import libcst as cst
 
+from ...astwalk import child_nodes, walk
 from ...findings import Edit, Finding
 from ..compile_checks import MASK_ADDS_ROWS, MASK_SELECTS_ALIKE, SPREAD_MASK, call_text, helper_edits
 from ..context import FixContext
@@ -174,7 +175,7 @@ def _guarded(
 def _selects_with(ctx: FixContext, value: ast.expr, mask: ast.expr) -> bool:
     """Whether `value` indexes anything with `mask` (then it is the selection path's to decline)."""
     text = ctx.code(mask)
-    return any(isinstance(n, ast.Subscript) and ctx.code(n.slice) == text for n in ast.walk(value))
+    return any(isinstance(n, ast.Subscript) and ctx.code(n.slice) == text for n in walk(value))
 
 
 def _target_and_value(statement: ast.Assign | ast.AugAssign) -> tuple[ast.expr | None, ast.expr]:
@@ -186,7 +187,7 @@ def _target_and_value(statement: ast.Assign | ast.AugAssign) -> tuple[ast.expr |
 def _shares_a_line(ctx: FixContext, statement: ast.stmt) -> bool:
     """Another statement on the statement's lines (`a = b; out[m] = src[m]`)."""
     parent = ctx.parent(statement)
-    siblings = [n for n in ast.iter_child_nodes(parent) if isinstance(n, ast.stmt)] if parent is not None else []
+    siblings = [n for n in child_nodes(parent) if isinstance(n, ast.stmt)] if parent is not None else []
     end = statement.end_lineno or statement.lineno
     return any(s is not statement and s.lineno <= end and (s.end_lineno or s.lineno) >= statement.lineno for s in siblings)
 
@@ -257,8 +258,8 @@ def _divides_by_selection(value: ast.expr) -> bool:
     """A division whose divisor reads a selection (`n / x[m]`, `a[m] / b[m]`): at an unselected
     element it may divide by 0."""
     return any(
-        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and any(isinstance(n, ast.Subscript) for n in ast.walk(node.right))
-        for node in ast.walk(value)
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and any(isinstance(n, ast.Subscript) for n in walk(node.right))
+        for node in walk(value)
     )
 
 
@@ -290,7 +291,7 @@ def _is_number(ctx: FixContext, node: ast.expr) -> bool:
 def _arithmetic_kind(value: ast.expr) -> str:
     """"integer" when only ints are added, subtracted and multiplied (any non-bool dtype keeps
     its dtype), else "floating" (a float or `/` keeps only a floating dtype)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
             return "floating"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _FLOATING_ONLY:
@@ -320,7 +321,7 @@ def _render_without_selection(
 
 def _fill_of(ctx: FixContext, value: ast.expr, selection: ast.Subscript) -> str | None:
     """The fill of the function in `value` whose argument is `selection`, if it needs one."""
-    for node in ast.walk(value):
+    for node in walk(value):
         function = _exact_function(ctx, node) if isinstance(node, ast.Call) else None
         if function is not None and function[1] is selection:
             return _EXACT_FUNCTIONS[function[0]]

@@ -48,6 +48,7 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, Kind
 from ...analysis.symbols import SHAPE_FLAG
+from ...astwalk import walk
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ..config_flags import flag_edit, module_flag_value
@@ -67,13 +68,13 @@ SPARSE_TITLE = (
 
 
 def _names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    return {n.id for n in walk(node) if isinstance(n, ast.Name)}
 
 
 def _assignments(function: ast.AST, name: str) -> list[ast.Assign]:
     """The `name = ...` statements of the function, in source order."""
     return [
-        n for n in ast.walk(function)
+        n for n in walk(function)
         if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)
     ]
 
@@ -85,7 +86,7 @@ def _loops_over_assigned(ctx: FixContext, function: ast.AST, node: ast.AST) -> l
         return []
     hit = statement.targets[0].id
     return [
-        n for n in ast.walk(function)
+        n for n in walk(function)
         if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == hit and n.lineno > statement.lineno
     ]
 
@@ -273,7 +274,7 @@ class _Rewrite:
         if ".nonzero(" not in code or self.mask not in _names(hit.value):
             raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is not the nonzero experts of `{self.mask}`")
         other_uses = [
-            n for n in ast.walk(self.function)
+            n for n in walk(self.function)
             if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load) and n is not iterable
         ]
         if other_uses:
@@ -289,7 +290,7 @@ class _Rewrite:
     def _plan_row_iteration(self) -> None:
         """Experts as 1-element tensors become ints: `e = e[0]` goes, `mask[e].squeeze(0)` loses
         the squeeze; any other use of `e` must not depend on it being a tensor."""
-        uses = [n for n in ast.walk(self.loop) if isinstance(n, ast.Name) and n.id == self.expert and n is not self.loop.target]
+        uses = [n for n in walk(self.loop) if isinstance(n, ast.Name) and n.id == self.expert and n is not self.loop.target]
         first = self.loop.body[0]
         unwraps = (
             isinstance(first, ast.Assign)
@@ -331,7 +332,7 @@ class _Rewrite:
         """Every use of the indices gathers rows (`x[token]`, `w[token, slot, None]`), is the row
         index of the one `index_add_`, or skips an empty expert (dropped: it adds nothing)."""
         accumulation: ast.Call | None = None
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if not (isinstance(node, ast.Name) and node.id in indices and isinstance(node.ctx, ast.Load)):
                 continue
             if not self._inside_loop(node):
@@ -440,7 +441,7 @@ class _SparseRewrite(_Rewrite):
         accumulations = 0
         for statement in self.loop.body:
             if isinstance(statement, ast.Assign) and all(isinstance(t, (ast.Name, ast.Tuple)) for t in statement.targets):
-                targets = [n for t in statement.targets for n in ast.walk(t)]
+                targets = [n for t in statement.targets for n in walk(t)]
                 if all(isinstance(n, (ast.Name, ast.Tuple, ast.Store)) for n in targets):
                     bound |= {n.id for n in targets if isinstance(n, ast.Name)}
                     continue
@@ -460,7 +461,7 @@ class _SparseRewrite(_Rewrite):
         if accumulations == 0:
             raise DeclineError("moe-index-use", "no `out.index_add_(0, token, value)` accumulates the expert's rows")
         end = self.loop.end_lineno or self.loop.lineno
-        for node in ast.walk(self.function):
+        for node in walk(self.function):
             if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load) and node.lineno > end:
                 raise DeclineError("moe-name-after-loop", f"`{node.id}` is read after the loop, where it would hold the last expert's value, not the last expert hit's")
 
@@ -470,7 +471,7 @@ class _SparseRewrite(_Rewrite):
             len(statement.body) == 1
             and isinstance(statement.body[0], ast.Continue)
             and not statement.orelse
-            and not any(isinstance(n, ast.Call) for n in ast.walk(statement.test))
+            and not any(isinstance(n, ast.Call) for n in walk(statement.test))
             and not (_names(statement.test) & loop_values)
         )
 
@@ -585,7 +586,7 @@ class MaskedExpertUpdateFixer:
         )
         aliased = any(
             isinstance(n, ast.Name) and n.id == out and isinstance(n.ctx, ast.Load) and isinstance(ctx.parent(n), (ast.Assign, ast.Call, ast.Return)) and n.lineno < loop.lineno
-            for n in ast.walk(function)
+            for n in walk(function)
         )
         if not fresh or aliased or len(before) != 1:
             raise DeclineError("moe-output-shared", f"`{out}` is not a fresh tensor made once before the loop: writing into it may be seen through another name")
@@ -605,7 +606,7 @@ class MaskedExpertUpdateFixer:
         sources = set().union(*(_names(s.value) for s in before))
         if "nonzero" not in code or not code.endswith(".tolist()") or router not in sources:
             raise DeclineError("moe-loop-iterable", f"`{iterable.id}` is not the `.nonzero(...).tolist()` experts of `{router}`")
-        uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load)]
+        uses = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == iterable.id and isinstance(n.ctx, ast.Load)]
         if len(uses) != 1 + sum(iterable.id in _names(s.value) for s in before):
             raise DeclineError("moe-hit-used", f"`{iterable.id}` (the experts hit) is used elsewhere; it would still break")
         for statement in before:

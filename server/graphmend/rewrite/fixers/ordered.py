@@ -34,6 +34,7 @@ import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, NON_TENSOR_KINDS, TENSOR_KINDS
 from ...analysis.symbols import ClassInfo
+from ...astwalk import walk
 from ...findings import Finding
 from ...quoting import excerpt
 from ..check_functions import call_statements, check_function_reason, is_check_like, module_state_changed, reaches_check
@@ -123,7 +124,7 @@ class OrderedEffectFixer:
             following.pop()
         effects = effects + [e for s in following for e in effect_of(ctx, s, local) or []]
         _check_no_tensor_text(ctx, function, [block, *following], prelude)
-        if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in ast.walk(block)):
+        if stmt is not block and not any(stmt is a for a in prelude) and not any(stmt is n for n in walk(block)):
             raise DeclineError("not-effect-only", f"`{excerpt(ctx.code(stmt).splitlines()[0], 50)}` does more than compute what a report or check reads")
         peel = 0 if head else _python_prefix(ctx, block)
         if any(e.what == "check" for e in effects):
@@ -182,7 +183,7 @@ def _in_a_check(ctx: FixContext, finding: Finding) -> bool:
     for around in (stmt, *ctx.ancestors(stmt)):
         if isinstance(around, ast.Assert):
             return True
-        if isinstance(around, ast.If) and any(isinstance(n, (ast.Raise, ast.Assert)) for s in around.body for n in ast.walk(s)):
+        if isinstance(around, ast.If) and any(isinstance(n, (ast.Raise, ast.Assert)) for s in around.body for n in walk(s)):
             return True
         if isinstance(around, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return around in ctx.tree.body and ctx.remember(("check-like", id(around)), functools.partial(is_check_like, around))
@@ -227,7 +228,7 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
         blocks.append(block)
         if checks:  # a report that fails nothing may run before or after the caller's other work
             _check_no_state_change(ctx, caller, statement, local)
-            tested = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
+            tested = {n.id for n in walk(statement.value) if isinstance(n, ast.Name) and n.id in local}
             _check_nothing_later_fails_on_values(ctx, caller, statement, tested)
         site = build_site(ctx, caller, block, calls_as_values=True)
         unknown = next((p for p in site.params if p.type == VALUE), None)
@@ -251,8 +252,8 @@ def _plan_check_calls(finding: Finding, ctx: FixContext, function: Function) -> 
             "prints, log records and warnings at run time, in order, no graph break"
         )
         return Fix(finding, title, Safety.SAFE, tuple(edits))
-    kinds = sorted({_exception(s) for c in callees.values() for s in ast.walk(c) if isinstance(s, (ast.Raise, ast.Assert))})
-    kinds = kinds or sorted({_exception(s) for s in ast.walk(function) if isinstance(s, (ast.Raise, ast.Assert))})
+    kinds = sorted({_exception(s) for c in callees.values() for s in walk(c) if isinstance(s, (ast.Raise, ast.Assert))})
+    kinds = kinds or sorted({_exception(s) for s in walk(function) if isinstance(s, (ast.Raise, ast.Assert))})
     what = f"the check `{function.name}`" if list(callees.values()) == [function] else f"{moved} (it checks with `{function.name}`)"
     title = (
         f"Run each call of {what} as an ordered op inside the compiled graph: it raises the same "
@@ -375,7 +376,7 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: li
     stay where they are (their values are passed to the op instead)."""
     found: list[ast.Assign] = []
     moved = [block, *following]
-    reads = {n.id for s in moved for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    reads = {n.id for s in moved for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     last = moved[-1]
     current: ast.stmt = block
     while True:
@@ -384,12 +385,12 @@ def _prelude(ctx: FixContext, function: Function, block: ast.stmt, following: li
         if previous is None or name is None or name not in reads:
             break
         assert isinstance(previous, ast.Assign)
-        if read_after(ctx, last, name) or _bindings(function, name) != 1 or name in {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}:
+        if read_after(ctx, last, name) or _bindings(function, name) != 1 or name in {n.id for n in walk(previous.value) if isinstance(n, ast.Name)}:
             break
         if not _breaks(ctx, previous) and not makes_metric_recorder(ctx, previous.value) and not is_pure(ctx, previous.value):
             break
         found.insert(0, previous)
-        reads |= {n.id for n in ast.walk(previous.value) if isinstance(n, ast.Name)}
+        reads |= {n.id for n in walk(previous.value) if isinstance(n, ast.Name)}
         current = previous
     while found and not _breaks(ctx, found[0]) and not makes_metric_recorder(ctx, found[0].value):
         found.pop(0)
@@ -409,13 +410,13 @@ def _check_no_tensor_text(ctx: FixContext, function: Function, moved: list[ast.s
     """Decline where the moved code reads a local holding text formatted from a tensor that stays
     behind (it is read again later, or bound more than once): dynamo cannot pass that text to the
     op, so the call would break where the original statement did."""
-    reads = {n.id for s in moved for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    reads = {n.id for s in moved for n in walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     staying = {id(a) for a in prelude}
     for node in own_nodes(function):
         if not isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) or node.value is None or id(node) in staying:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        bound = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        bound = {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name)}
         name = next((n for n in sorted(bound) if n in reads), None)
         if name is not None and formats_tensor(ctx, node.value, function):
             raise DeclineError(
@@ -427,7 +428,7 @@ def _check_no_tensor_text(ctx: FixContext, function: Function, moved: list[ast.s
 def formats_tensor(ctx: FixContext, value: ast.expr, function: Function | None = None) -> bool:
     """`value` builds text from a tensor's values: an f-string field, `str`/`repr`/`format` of
     one, `"...".format(t)`, or `"..." % t` (with `function`, where a text's type is known)."""
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.FormattedValue) and ctx.kind(node.value) in TENSOR_KINDS:
             return True
         if isinstance(node, ast.Call):
@@ -481,11 +482,11 @@ def _next_sibling(ctx: FixContext, stmt: ast.stmt) -> ast.stmt | None:
 
 
 def _bindings(function: Function, name: str) -> int:
-    return sum(1 for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
+    return sum(1 for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store))
 
 
 def _tests_tensor(ctx: FixContext, test: ast.expr) -> bool:
-    return any(ctx.kind(n) in TENSOR_KINDS for n in ast.walk(test) if isinstance(n, ast.expr))
+    return any(ctx.kind(n) in TENSOR_KINDS for n in walk(test) if isinstance(n, ast.expr))
 
 
 def _python_prefix(ctx: FixContext, block: ast.stmt) -> int:
@@ -516,7 +517,7 @@ def _check_no_state_change(ctx: FixContext, function: Function, block: ast.stmt,
     leaves. After it: inductor orders the op only among effects, so a later in-place write to an
     input or a buffer could already have happened."""
     params = {a.arg for a in [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]}
-    inside = {id(n) for n in ast.walk(block)}
+    inside = {id(n) for n in walk(block)}
     for node in own_nodes(function):
         if id(node) in inside or getattr(node, "lineno", None) is None:
             continue
@@ -563,13 +564,13 @@ def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, bl
     `lengths` check, then the embedding of `input_ids`) cannot fail on the inputs the check rejects
     any more than the original could."""
     end = block.end_lineno or block.lineno
-    tests = [n for n in ast.walk(block) if isinstance(n, (ast.If, ast.Assert, ast.While))]
+    tests = [n for n in walk(block) if isinstance(n, (ast.If, ast.Assert, ast.While))]
     modules = set(ctx.index.imports) | {"self", "cls"}  # `torch.`, `self.config`: not the values tested
     # the tensors tested (a Python number the test compares with, such as a length, is not data)
     tainted = set(tested or ()) | {
         n.id
         for t in tests
-        for n in ast.walk(t.test)  # type: ignore[attr-defined]
+        for n in walk(t.test)  # type: ignore[attr-defined]
         if isinstance(n, ast.Name) and n.id not in modules and ctx.kind(n) not in NON_TENSOR_KINDS
     }
     if not tainted:
@@ -580,7 +581,7 @@ def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, bl
     for node in later:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None and _reads(node.value, tainted):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            tainted |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and n.id not in modules}
+            tainted |= {n.id for t in targets for n in walk(t) if isinstance(n, ast.Name) and n.id not in modules}
             continue
         failing = _fails_on_values(ctx, node, info)
         if failing is not None and _reads(node, tainted):
@@ -592,7 +593,7 @@ def _check_nothing_later_fails_on_values(ctx: FixContext, function: Function, bl
 
 
 def _reads(node: ast.AST, names: set[str]) -> bool:
-    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+    return any(isinstance(n, ast.Name) and n.id in names for n in walk(node))
 
 
 def _fails_on_values(ctx: FixContext, node: ast.AST, info: ClassInfo | None) -> str | None:
@@ -653,8 +654,8 @@ def _word(effects: list[EffectCall]) -> str:
 def _title(effects: list[EffectCall], ctx: FixContext, block: ast.stmt) -> str:
     calls = sorted({f"`{e.callee}`" for e in effects if e.what != "check"})
     if any(e.what == "check" for e in effects):
-        kinds = sorted({_exception(s) for s in ast.walk(block) if isinstance(s, (ast.Raise, ast.Assert))})
-        if any(isinstance(n, ast.Call) and ctx.qualname(n.func) == "torch._assert" for n in ast.walk(block)):
+        kinds = sorted({_exception(s) for s in walk(block) if isinstance(s, (ast.Raise, ast.Assert))})
+        if any(isinstance(n, ast.Call) and ctx.qualname(n.func) == "torch._assert" for n in walk(block)):
             kinds = sorted({*kinds, "AssertionError"})  # `torch._assert(cond, msg)` raises it
         raised = " / ".join(kinds)
         also = f" (and {', '.join(calls)})" if calls else ""

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 import libcst as cst
 
 from ...analysis.kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind
+from ...astwalk import walk
 from ...findings import Edit, Finding
 from ..aliasing import is_fresh
 from ..compile_checks import (
@@ -464,7 +465,7 @@ class ScalarFixer:
                 context = ctx.excerpt(parent, 40) if parent is not None else name
                 raise DeclineError("used-as-number", f"`{name}` is used where a tensor would not do (in `{context}`)")
             text = self._into_arithmetic(ctx, signatures, use, steps, problem, parent, use, name, value_dtype, python_float)
-            if _reflected_division(parent, end) and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(parent.right)):
+            if _reflected_division(parent, end) and any(isinstance(n, ast.Name) and n.id == name for n in walk(parent.right)):
                 raise DeclineError("used-as-number", f"`{ctx.excerpt(parent, 40)}` divides by an expression of `{name}` itself")
             end, text = _as_python_divides(ctx, parent, end, text, None if steps else name)
             if text != name:
@@ -538,8 +539,8 @@ def _bound_selection_count(ctx: FixContext, function: ast.AST, node: ast.expr) -
     ):
         return None, None
     name = binding.targets[0].id
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
-    reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    stores = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    reads = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     if len(stores) != 1 or len(reads) != 1:
         return None, None
     found = counted_by(ctx, reads[0])
@@ -549,13 +550,13 @@ def _bound_selection_count(ctx: FixContext, function: ast.AST, node: ast.expr) -
         return None, None  # not a row count, or not later in the same block
     start = next(i for i, s in enumerate(block) if s is binding)
     end = next(i for i, s in enumerate(block) if s is reader)
-    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    read = {n.id for n in walk(node) if isinstance(n, ast.Name)}
     for between in block[start + 1 : end]:
         targets = between.targets if isinstance(between, ast.Assign) else []
         if not targets or not all(isinstance(t, ast.Name) and t.id not in read for t in targets):
             return None, None
         check_pure(ctx, between.value, f"`{ctx.excerpt(between, 40)}` (the mask would now be evaluated after it)")  # type: ignore[attr-defined]
-    if end <= start or any(_may_change_tensors(ctx, n) for n in ast.walk(reader)):  # type: ignore[arg-type]
+    if end <= start or any(_may_change_tensors(ctx, n) for n in walk(reader)):  # type: ignore[arg-type]
         return None, None  # the reading statement may change what the mask reads before the count
     check_pure(ctx, selection.mask, "the mask (now evaluated where the selection is counted)")
     return SelectionCount(found[0], selection.mask, selection.tensor), binding
@@ -589,7 +590,7 @@ def _hoist_name(ctx: FixContext, function: ast.AST, call: ast.expr, tensor: ast.
         if not (isinstance(parent, ast.BinOp) and parent.left is node):
             raise _not_one_value(ctx, tensor)
         node = parent
-    taken = ctx.remember(("names-in-file",), lambda: {n.id for n in ast.walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names))
+    taken = ctx.remember(("names-in-file",), lambda: {n.id for n in walk(ctx.tree) if isinstance(n, ast.Name)} | set(ctx.index.top_level_names))
     base = f"{statement.targets[0].id}_value"
     name, number = base, 2
     while name in taken:
@@ -641,9 +642,9 @@ def _as_python_divides(ctx: FixContext, operation: ast.BinOp, number: ast.expr, 
         # not where `x` reads the number too (its own rewrite would sit inside this one), nor inside
         # an `if`: the Where fixer may have to rewrite that branch, and it takes only tensor
         # operations it knows (there the quotient may differ on CUDA in its last bit)
-        names = {n.id for n in ast.walk(number) if isinstance(n, ast.Name)}
+        names = {n.id for n in walk(number) if isinstance(n, ast.Name)}
         in_branch = any(isinstance(a, (ast.If, ast.IfExp)) for a in ctx.ancestors(operation))
-        if not in_branch and not any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(operation.left)):
+        if not in_branch and not any(isinstance(n, ast.Name) and n.id in names for n in walk(operation.left)):
             return operation, call_text(DIVIDE_BY_NUMBER, ctx.code(operation.left), text, value)
     return number, text
 
@@ -671,7 +672,7 @@ def _helper_calls(ctx: FixContext, helper: Function) -> list[ast.Call]:
         raise DeclineError("used-as-number", f"`{helper.name}` returns the number on one path of several")
     sites: list[ast.Call] = []
     callers: set[int] = set()
-    for node in ast.walk(parent):
+    for node in walk(parent):
         if not (isinstance(node, ast.Name) and node.id == helper.name):
             continue
         call = ctx.parent(node)
@@ -691,7 +692,7 @@ def _bound_elsewhere(scope: ast.AST, helper: Function) -> bool:
     """Whether the helper's name is bound anywhere in `scope` other than by its own `def`: then a
     read of the name may mean something else (a parameter `_amax`, a nested `def _amax`)."""
     name = helper.name
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name and node is not helper:
             return True
         if isinstance(node, ast.arg) and node.arg == name:
@@ -710,7 +711,7 @@ def _uses_of_binding(ctx: FixContext, function: ast.AST, statement: ast.stmt, na
     binding of `name`; where every binding of the name is a `name = ...` of the same block, on
     straight-line code (`s = t.item()` then `s = max(s, 1e-6)`), the reads up to the next one's
     value. Any other second binding (in a branch or a loop, a loop target, `+=`) declines."""
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
+    stores = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)]
     until: tuple[int, int] | None = None
     if len(stores) != 1:
         block = _block_of(function, statement)
@@ -724,10 +725,10 @@ def _uses_of_binding(ctx: FixContext, function: ast.AST, statement: ast.stmt, na
         if later:
             value = later[0].value  # type: ignore[attr-defined]
             until = (value.end_lineno or value.lineno, value.end_col_offset or 0)
-    own = {id(n) for n in ast.walk(statement)}
+    own = {id(n) for n in walk(statement)}
     return [
         n
-        for n in ast.walk(function)
+        for n in walk(function)
         if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) and n.lineno >= statement.lineno and id(n) not in own
         and (until is None or (n.lineno, n.col_offset) < until)
     ]
@@ -740,13 +741,13 @@ def _covered_reads(ctx: FixContext, function: ast.AST, statement: ast.stmt, name
     with no other binding between, and not where a loop around the read could bring another
     binding's value round again. None when some read is not so covered."""
     binders = [
-        s for s in ast.walk(function) if isinstance(s, ast.stmt) and _straight_binding(s, name)
+        s for s in walk(function) if isinstance(s, ast.stmt) and _straight_binding(s, name)
     ]
     if len(binders) != stores:
         return None
     mine: list[ast.Name] = []
     deferred = (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
-    for read in (n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+    for read in (n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
         around = list(_ancestors_within(ctx, function, read))
         if any(isinstance(a, deferred) for a in around):
             return None  # a closure or comprehension may run after another binding
@@ -770,11 +771,11 @@ def _covering_binding(ctx: FixContext, function: ast.AST, read: ast.Name, around
             continue
         index = next(i for i, s in enumerate(block) if s is binder)
         for later in block[index + 1 :]:
-            if any(n is read for n in ast.walk(later)):
+            if any(n is read for n in walk(later)):
                 between = block[index + 1 : block.index(later)]
-                if any(b is not binder and any(b is n for s in between for n in ast.walk(s)) for b in binders):
+                if any(b is not binder and any(b is n for s in between for n in walk(s)) for b in binders):
                     break
-                if any(b is not binder and any(b is n for n in ast.walk(later)) and b.lineno < read.lineno for b in binders):
+                if any(b is not binder and any(b is n for n in walk(later)) and b.lineno < read.lineno for b in binders):
                     return None  # rebound on some path inside the statement that holds the read
                 depth = sum(1 for _ in _ancestors_within(ctx, function, binder))
                 if best is None or depth > best[0]:
@@ -799,7 +800,7 @@ def _ancestors_within(ctx: FixContext, function: ast.AST, node: ast.AST) -> Iter
 
 def _block_of(function: ast.AST, statement: ast.stmt) -> list[ast.stmt] | None:
     """The statement list that holds `statement`."""
-    for node in ast.walk(function):
+    for node in walk(function):
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and any(s is statement for s in block):
@@ -808,10 +809,7 @@ def _block_of(function: ast.AST, statement: ast.stmt) -> list[ast.stmt] | None:
 
 
 def _inside_loop(function: ast.AST, statement: ast.stmt) -> bool:
-    for node in ast.walk(function):
-        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(s is statement for s in ast.walk(node)):
-            return True
-    return False
+    return any(isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and any(s is statement for s in walk(node)) for node in walk(function))
 
 
 def _straight_binding(statement: ast.stmt, name: str) -> bool:

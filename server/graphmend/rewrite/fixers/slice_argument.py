@@ -38,6 +38,7 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import TENSOR_KINDS
+from ...astwalk import walk
 from ...findings import Finding
 from ..compile_checks import INT_ENTRY, call_text, helper_edits
 from ..context import FixContext
@@ -110,7 +111,7 @@ def _calls_of(ctx: FixContext, name: str) -> list[ast.Call]:
     calls: list[ast.Call] = []
     callees: set[int] = set()
     reads: list[ast.Name] = []
-    for node in ast.walk(ctx.tree):
+    for node in walk(ctx.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name:
             calls.append(node)
             callees.add(id(node.func))
@@ -165,16 +166,16 @@ def _built_tensor(ctx: FixContext, caller: Function, call: ast.Call, tensor: str
 
 def _bound_in(function: Function, spelling: str) -> bool:
     """Whether `function` binds `spelling` (a name or `self.attr`) anywhere."""
-    for node in ast.walk(function):
+    for node in walk(function):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)) else []
         for target in targets:
-            if any(ast.unparse(t) == spelling for t in ast.walk(target)):
+            if any(ast.unparse(t) == spelling for t in walk(target)):
                 return True
     return False
 
 
 def _check_only_bounds(ctx: FixContext, helper: Function, name: str) -> None:
     """Every read of `name` in the helper is a slice's start or stop; it is never bound there."""
-    for node in ast.walk(helper):
+    for node in walk(helper):
         if isinstance(node, ast.Name) and node.id == name:
             check_read_as_bound(ctx, node, f"in `{helper.name}`")

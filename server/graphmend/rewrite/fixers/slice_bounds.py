@@ -42,6 +42,7 @@ import ast
 import libcst as cst
 
 from ...analysis.kinds import MAYBE_PYTHON_KINDS, TENSOR_KINDS, Kind
+from ...astwalk import walk
 from ...findings import Finding
 from ..compile_checks import SLICE_BOUNDS, call_text, helper_edits
 from ..context import FixContext
@@ -147,17 +148,17 @@ def _cumsum_dim(call: ast.Call) -> int:
 def _check_read_only_by(function: ast.AST, name: str, loop: ast.For) -> None:
     """`name` appears in the function only where it is bound and in the loop's header: nothing
     else sees a list where the original had a tensor."""
-    uses = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
-    stores = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
-    scoped = any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(function))
-    if scoped or len(stores) != 1 or len(uses) != 1 or not any(u is n for u in uses for n in ast.walk(loop.iter)):
+    uses = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    stores = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)]
+    scoped = any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in walk(function))
+    if scoped or len(stores) != 1 or len(uses) != 1 or not any(u is n for u in uses for n in walk(loop.iter)):
         raise DeclineError("bounds-read-elsewhere", f"`{name}` is bound or read elsewhere in the function, where a list would stand for the tensor")
 
 
 def _check_only_bounds(ctx: FixContext, loop: ast.For, name: str) -> None:
     """Every read of the loop's name `name` in its body is the start or stop of a slice of a
     tensor, list or tuple, where an int selects what the 0-d tensor selected; it is never bound there."""
-    for node in (n for statement in loop.body for n in ast.walk(statement)):
+    for node in (n for statement in loop.body for n in walk(statement)):
         if isinstance(node, ast.Name) and node.id == name:
             check_read_as_bound(ctx, node, "in the loop")
 

@@ -22,6 +22,7 @@ import ast
 import libcst as cst
 
 from ...analysis.super_properties import property_kind, super_call
+from ...astwalk import walk
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -65,7 +66,7 @@ class SuperPropertyFixer:
 def _bound_read(function: ast.FunctionDef | ast.AsyncFunctionDef, use: ast.Name) -> ast.Attribute | None:
     """The `super().<attr>` last bound to the used name before the use."""
     found = None
-    for stmt in ast.walk(function):
+    for stmt in walk(function):
         if (
             isinstance(stmt, ast.Assign)
             and len(stmt.targets) == 1

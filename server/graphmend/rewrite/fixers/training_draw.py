@@ -34,6 +34,7 @@ import ast
 
 import libcst as cst
 
+from ...astwalk import walk
 from ...findings import Finding
 from ..context import FixContext
 from ..model import DeclineError, Fix, Safety
@@ -96,7 +97,7 @@ class TrainingDrawFixer:
 def _check_constant_arguments(ctx: FixContext, call: ast.Call) -> None:
     """The call moves to module level as it is written: it may read no local value."""
     for argument in [*call.args, *(k.value for k in call.keywords)]:
-        if isinstance(argument, ast.Starred) or any(isinstance(n, ast.Name) for n in ast.walk(argument)):
+        if isinstance(argument, ast.Starred) or any(isinstance(n, ast.Name) for n in walk(argument)):
             raise DeclineError("draw-reads-locals", f"`{ctx.excerpt(call)}` is drawn with values that are not constants")
 
 
@@ -111,7 +112,7 @@ def _check_module_level_generator(ctx: FixContext, function: Function, call: ast
 
 
 def _check_bound_once(function: ast.AST, name: str, statement: ast.Assign) -> None:
-    for node in ast.walk(function):
+    for node in walk(function):
         binds = isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load)
         if (binds and node is not statement.targets[0]) or (isinstance(node, ast.arg) and node.arg == name):
             raise DeclineError("draw-name-rebound", f"`{name}` is bound elsewhere in the function too")
@@ -122,7 +123,7 @@ def _check_bound_once(function: ast.AST, name: str, statement: ast.Assign) -> No
 def _training_flag_of_reads(ctx: FixContext, function: ast.AST, name: str) -> str:
     """The one `x.training` that guards every read of `name`, as text."""
     flags: set[str] = set()
-    reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    reads = [n for n in walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     for read in reads:
         flag = _guard_of(ctx, read)
         if flag is None:
@@ -166,7 +167,7 @@ def _negated_flag(node: ast.expr) -> str | None:
 
 def _check_mode_kept(function: ast.AST) -> None:
     """The flag reads the same at the draw and at the reads: nothing in between switches it."""
-    for node in ast.walk(function):
+    for node in walk(function):
         switch = isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MODE_SWITCHES
         store = isinstance(node, ast.Attribute) and node.attr == "training" and not isinstance(node.ctx, ast.Load)
         if switch or store:

@@ -29,6 +29,7 @@ import libcst as cst
 
 from ...analysis import analyze_detailed
 from ...analysis.kinds import BOOL_KINDS, TENSOR_KINDS, Kind
+from ...astwalk import child_nodes, walk
 from ...findings import Edit, Finding
 from ...quoting import excerpt
 from ...textedits import apply_edits, text_edits
@@ -68,7 +69,7 @@ class _Branch:
 
 
 def _assigns(statements: list[ast.stmt], name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for s in statements for n in ast.walk(s))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for s in statements for n in walk(s))
 
 
 def _plain_assignment(statement: ast.stmt) -> ast.stmt:
@@ -81,7 +82,7 @@ def _plain_assignment(statement: ast.stmt) -> ast.stmt:
 
 
 def _reads(statements: list[ast.stmt], name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for s in statements for n in ast.walk(s))
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for s in statements for n in walk(s))
 
 
 CHECKED_TITLE = (
@@ -307,7 +308,7 @@ _COSTLY_FUNCTIONS = frozenset(
 
 
 def _costly(ctx: FixContext, value: ast.expr) -> bool:
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             return True
         if not isinstance(node, ast.Call):
@@ -377,13 +378,13 @@ def _check_not_a_nan_guard(ctx: FixContext, tests: list[ast.expr], values: list[
     value, and its own backward turns 0 * NaN into NaN - gradients the original never had."""
     guarded: set[str] = set()
     for test in tests:
-        for node in ast.walk(test):
+        for node in walk(test):
             if isinstance(node, ast.Call):
                 name = ctx.qualname(node.func)
                 leaf = name.rsplit(".", 1)[1] if name else node.func.attr if isinstance(node.func, ast.Attribute) else ""
                 if leaf in _NON_FINITE_TESTS:
                     argument = node.args[0] if name and node.args else node.func.value if isinstance(node.func, ast.Attribute) else None
-                    guarded |= {n.id for n in ast.walk(argument) if isinstance(n, ast.Name)} if argument is not None else {"?"}
+                    guarded |= {n.id for n in walk(argument) if isinstance(n, ast.Name)} if argument is not None else {"?"}
     if not guarded:
         return
     for value in values:
@@ -414,7 +415,7 @@ def _differentiable_names(value: ast.AST) -> set[str]:
         return set()
     if isinstance(value, ast.Name):
         return {value.id}
-    return {name for child in ast.iter_child_nodes(value) for name in _differentiable_names(child)}
+    return {name for child in child_nodes(value) for name in _differentiable_names(child)}
 
 
 # Elementwise functions of one tensor: whatever its shape, they cannot raise for a shape reason
@@ -491,7 +492,7 @@ def _operands_to_match(
     shapes = _operand_shapes(ctx, value, signatures, evaluated, single, names)
     if shapes is None:
         return None
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
             return None  # raises on floating tensors, which the check asks for
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Invert, ast.Not)):
@@ -539,7 +540,7 @@ def _operand_shapes(
             if floating_only and ctx.code(node) not in evaluated and not signatures.is_floating(signatures.of(reduced).dtype):
                 return None  # `t.mean()` of an integer tensor raises
             continue
-        pending.extend(ast.iter_child_nodes(node))
+        pending.extend(child_nodes(node))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             return None  # not elementwise: `x @ x` raises for a non-square `x`
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod, ast.Pow)):
@@ -598,7 +599,7 @@ def _one_element_names(ctx: FixContext, tests: list[ast.expr]) -> frozenset[str]
             named = [o for o in operands if isinstance(o, ast.Name)]
             if len(named) == 1 and all(o is named[0] or _number_literal_node(o) for o in operands):
                 names.add(named[0].id)
-        for node in ast.walk(test):
+        for node in walk(test):
             if not isinstance(node, ast.Call) or node.keywords:
                 continue
             if isinstance(node.func, ast.Attribute) and node.func.attr == "item" and not node.args:
@@ -626,7 +627,7 @@ def _check_computable_ahead(
     did not compute it (`tests`, computed on every path, add no new error). A value that could
     raise only because it combines tensors of unknown shapes is computed only where a check made
     while tracing finds them alike: the names to check, by the value's `id` (see `_guarded`)."""
-    evaluated = frozenset(ctx.code(n) for test in tests for n in ast.walk(test) if isinstance(n, ast.expr))
+    evaluated = frozenset(ctx.code(n) for test in tests for n in walk(test) if isinstance(n, ast.expr))
     single = _one_element_names(ctx, tests)
     if any(_costly(ctx, v) for v in values):
         raise unproven
@@ -680,7 +681,7 @@ def _restricted_calls(ctx: FixContext, value: ast.expr) -> list[tuple[ast.expr, 
     two tensors, whose gradient is the other operand: a NaN or infinite element on the path not
     taken would reach the input's gradient as `0 * nan` (0 is safe for both)."""
     found: list[tuple[ast.expr, str]] = []
-    for node in ast.walk(value):
+    for node in walk(value):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and ctx.kind(node.right) in TENSOR_KINDS:
             found.append((node.right, "1"))  # integer `//` and `%` by 0 raise on the CPU, `/` gives inf
             continue
@@ -734,7 +735,7 @@ def _mask_restricted(
     restricted = _restricted_calls(ctx, value) if condition is not None else []
     renamed = {
         id(n): (renames or {})[n.id]
-        for n in ast.walk(value)
+        for n in walk(value)
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in (renames or {})
     }
     if not restricted and not renamed:
@@ -765,7 +766,7 @@ def _mask_restricted(
 def _outermost(node: ast.AST, targets: dict[int, str]) -> list[tuple[ast.expr, str]]:
     """The nodes of `targets` under `node` that are not under another one of them."""
     found: list[tuple[ast.expr, str]] = []
-    for child in ast.iter_child_nodes(node):
+    for child in child_nodes(node):
         if id(child) in targets:
             found.append((child, targets[id(child)]))  # type: ignore[arg-type]
         else:
@@ -921,7 +922,7 @@ class _IfRewrite:
         flag = self._fresh("returns_early")
         lines = [f"{flag} = {condition}"]
         early_text = _mask_restricted(ctx, early, torch, flag, True)
-        names_read = {n.id for n in ast.walk(early) if isinstance(n, ast.Name)}
+        names_read = {n.id for n in walk(early) if isinstance(n, ast.Name)}
         if (rebound & names_read) or (checked and not isinstance(early, ast.Name)):
             held = self._fresh("early_value")  # its names change below (or it is compared): take the value now
             lines.append(f"{held} = {early_text}")
@@ -1056,11 +1057,11 @@ class _IfRewrite:
             return False
         others = [b for n, b in enumerate(branches) if n != position]
         return not any(_reads(b.body, name) or _assigns(b.body, name) for b in others) and not any(
-            isinstance(n, ast.Name) and n.id == name for t in self.tests for n in ast.walk(t)
+            isinstance(n, ast.Name) and n.id == name for t in self.tests for n in walk(t)
         )
 
     def _fresh(self, name: str) -> str:
-        taken = {n.id for n in ast.walk(self.function) if isinstance(n, ast.Name)} | self.ctx.index.top_level_names | self.fresh_names
+        taken = {n.id for n in walk(self.function) if isinstance(n, ast.Name)} | self.ctx.index.top_level_names | self.fresh_names
         fresh, number = name, 1
         while fresh in taken:
             fresh, number = f"{name}_{number}", number + 1
@@ -1072,9 +1073,9 @@ class _IfRewrite:
         for number, other in enumerate(branches):
             if number == owner:
                 continue
-            if any(isinstance(n, ast.Name) and n.id == name for s in other.body for n in ast.walk(s)):
+            if any(isinstance(n, ast.Name) and n.id == name for s in other.body for n in walk(s)):
                 raise DeclineError("temporary-clash", f"`{name}` is assigned in one branch and used in another")
-            if other.test is not None and any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(other.test)):
+            if other.test is not None and any(isinstance(n, ast.Name) and n.id == name for n in walk(other.test)):
                 raise DeclineError("temporary-clash", f"`{name}` is assigned in one branch and read by a condition")
 
     # -- selection ------------------------------------------------------------------------------
