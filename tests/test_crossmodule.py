@@ -6,6 +6,7 @@ transformers' `models/` spent most of its time there on imports of `...utils` an
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import pickle
@@ -17,7 +18,7 @@ import pytest
 from graphmend import crossmodule
 from graphmend.analysis import analyze_detailed
 from graphmend.config import Config
-from graphmend.crossmodule import _may_lead_inside, call_sites, resolve
+from graphmend.crossmodule import CallSite, _may_lead_inside, call_sites, may_reach_a_function, reachable_names, resolve
 from graphmend.imported_disables import ImportedDisables
 
 
@@ -283,3 +284,26 @@ def test_a_function_another_file_calls_keeps_what_this_files_callers_pass() -> N
     called = analyze_detailed(code, "m.py", Config(extra_entries=(("M.helper", "called from the compiled `g` in other.py (line 3)"),)))
     assert [(f.code, f.span.start_line) for f in alone.findings] == [("GM101", 9)]
     assert [(f.code, f.span.start_line) for f in called.findings] == [("GM101", 9)]
+
+
+def test_an_inherited_attribute_is_looked_up_only_where_a_checked_file_defines_that_name() -> None:
+    """`self.q_proj(x)` in a subclass of a base from another file: the base sets `q_proj` in
+    `__init__` (a submodule), so no function by that name exists and jedi is not asked; a
+    method, a class-level alias and a module-level function of any checked file are."""
+    base = (
+        "import torch\nfrom torch import nn\n\n\ndef rotate(x):\n    return x\n\n\nhelper = rotate\n\n\n"
+        "class Attention(nn.Module):\n    act = staticmethod(rotate)\n    scale: float = 1.0\n\n"
+        "    def __init__(self):\n        super().__init__()\n        self.q_proj = nn.Linear(2, 2)\n\n"
+        "    def project(self, x):\n        def inner(y):\n            return y\n        return inner(x)\n\n\n"
+        "if torch.cuda.is_available():\n    class Fused:\n        def fused(self, x):\n            return x\n"
+        "else:\n    try:\n        from kernels import fallback\n    except ImportError:\n        fallback = None\n"
+    )
+    reachable = reachable_names(ast.parse(base))
+    assert reachable == {"rotate", "helper", "act", "scale", "__init__", "project", "fused", "fallback"}
+
+    def inherited(attribute: str) -> CallSite:
+        return CallSite(1, 0, f"self.{attribute}", "Model.forward", ".base.Attention", ("Attention",))
+
+    assert not may_reach_a_function(inherited("q_proj"), reachable)
+    assert all(may_reach_a_function(inherited(name), reachable) for name in ("project", "act"))
+    assert may_reach_a_function(CallSite(1, 0, "anything", "forward", ".base.anything"), reachable)  # not inherited: jedi decides

@@ -23,7 +23,7 @@ from .analysis import AnalysisResult, analyze_detailed
 from .analysis.rules import ALL_RULES
 from .batch import Job, Result, each_result, kept_workers
 from .config import Config, ConfigError, ConfigResolver, load_config
-from .crossmodule import CallSite, call_sites, import_header, resolve
+from .crossmodule import CallSite, call_sites, import_header, may_reach_a_function, reachable_names, resolve
 from .files import discover, read_source
 from .findings import Finding, Severity
 from .imported_disables import ImportedDisables
@@ -49,6 +49,7 @@ class FileResult:
     cells: list[int] | None = None  # a notebook: each finding's cell (its span is in the cell's lines)
     sites: tuple[CallSite, ...] = ()  # calls its compiled code makes to imported names (cross-module)
     header: str = ""  # its import statements, where it has sites (what jedi resolves them from)
+    reachable: frozenset[str] = frozenset()  # names a call may reach a function of it by (crossmodule.reachable_names)
 
     @property
     def fixable(self) -> frozenset[int]:
@@ -66,7 +67,9 @@ def check_file(path: Path, config: Config) -> FileResult:
     result = analyze_detailed(source.text, str(path), config, keep_facts=True)
     sites = call_sites(result, source.text)
     header = import_header(result.tree, source.text) if sites and result.tree is not None else ""
-    return FileResult(path, result.findings, fixes=safe_fixes(result, decide_only=not config.fix_texts), sites=sites, header=header)
+    reachable = reachable_names(result.tree) if result.tree is not None else frozenset()
+    fixes = safe_fixes(result, decide_only=not config.fix_texts)
+    return FileResult(path, result.findings, fixes=fixes, sites=sites, header=header, reachable=reachable)
 
 
 def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
@@ -139,9 +142,10 @@ def _check_and_follow(
     def with_entries(path: Path) -> Config:
         return replace(own[path], extra_entries=tuple(sorted(entries.get(path, {}).items())))
 
+    reachable = frozenset().union(*(r.reachable for r in results))
     pending = results
     for _ in range(MAX_CROSS_MODULE_ROUNDS):
-        grown = _called_from_compiled_code(pending, set(by_path), entries, jobs, pool)
+        grown = _called_from_compiled_code(pending, set(by_path), entries, jobs, reachable, pool)
         if not grown:
             break
         pending = _check_each([(results[by_path[t]].path, with_entries(t)) for t in sorted(grown)], jobs, "following calls", pool)
@@ -154,13 +158,19 @@ MAX_CROSS_MODULE_ROUNDS = 4  # each round follows one more level of helper calli
 
 
 def _called_from_compiled_code(
-    results: list[FileResult], checked: set[Path], entries: dict[Path, dict[str, str]], workers: int, pool: ProcessPoolExecutor | None = None
+    results: list[FileResult],
+    checked: set[Path],
+    entries: dict[Path, dict[str, str]],
+    workers: int,
+    reachable: frozenset[str],
+    pool: ProcessPoolExecutor | None = None,
 ) -> set[Path]:
     """Add to `entries` the functions of checked files that `results`' compiled code calls (jedi
-    resolves each call); the files that gained an entry."""
+    resolves each call that may reach one: `reachable` holds the checked files' reachable names);
+    the files that gained an entry."""
     grown: set[Path] = set()
     roots = _outermost({p.parent for p in checked})
-    jobs = [(r.path, roots, r.sites, r.header) for r in results if r.sites]
+    jobs = [(r.path, roots, sites, r.header) for r in results if (sites := tuple(s for s in r.sites if may_reach_a_function(s, reachable)))]
     for targets in _map(_resolve_job, jobs, workers, "following calls", pool):
         for target, found in targets.items():
             if target not in checked:

@@ -184,6 +184,45 @@ def _functions(tree: ast.Module):
                     yield f"{statement.name}.{inner.name}", inner
 
 
+def reachable_names(tree: ast.Module) -> frozenset[str]:
+    """The names by which `resolve` may reach a function of this module through a class: those
+    of its top-level classes' methods and class-level assignments (`act = staticmethod(gelu)`,
+    which jedi follows to `gelu`), and of its module-level functions and assignments.
+
+    A `self.<attribute>()` call of a class with a base from another file resolves to a function
+    only where some class in the checked files defines or assigns that attribute at class level.
+    Most such calls in transformers' modular files are of submodules the base sets in
+    `__init__` (`self.q_proj(...)`), which jedi, asked on the class, searched the whole chain of
+    bases for and did not find: 508 of the 797 calls resolved over `models/`, and most of the
+    time jedi took (`_called_from_compiled_code` leaves them out by these names)."""
+    names: set[str] = set()
+
+    def add(statements: list[ast.stmt], module_level: bool) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(statement.name)
+            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+                names.update(target.id for target in targets if isinstance(target, ast.Name))
+            elif isinstance(statement, ast.ClassDef) and module_level:
+                add(statement.body, module_level=False)
+            elif isinstance(statement, (ast.If, ast.Try, ast.With)):  # `if is_torch_available():`
+                for block in ("body", "orelse", "finalbody"):
+                    add(getattr(statement, block, []), module_level)
+                for handler in getattr(statement, "handlers", []):
+                    add(handler.body, module_level)
+
+    add(tree.body, module_level=True)
+    return frozenset(names)
+
+
+def may_reach_a_function(site: CallSite, reachable: frozenset[str]) -> bool:
+    """Whether `site` could resolve to a function of the checked files, whose `reachable_names`
+    together are `reachable`: a call of an inherited `self.<attribute>` only where one of them
+    defines or assigns that attribute (other calls are left to jedi)."""
+    return not site.bases or site.callee.rsplit(".", 1)[-1] in reachable
+
+
 def resolve(text: str, path: Path, roots: list[Path], sites: tuple[CallSite, ...], header: str | None = None) -> dict[Path, dict[str, str]]:
     """Where each call site goes: {target file: {"helper" or "Class.method": reason}}, for
     targets inside one of the workspace `roots` other than `path` itself. `header` is the file's
