@@ -22,7 +22,7 @@ from pathlib import Path
 from .analysis import AnalysisResult
 from .analysis.decorators import Wrapping, entry_key
 from .analysis.source import SourceFile
-from .analysis.symbols import ClassInfo, ModuleIndex, decorator_target
+from .analysis.symbols import ClassInfo, ModuleIndex, decorator_target, walk_top_level
 from .astwalk import walk
 
 # Calls into these never lead to workspace code worth following.
@@ -195,25 +195,23 @@ def reachable_names(tree: ast.Module) -> frozenset[str]:
     `__init__` (`self.q_proj(...)`), which jedi, asked on the class, searched the whole chain of
     bases for and did not find: 508 of the 797 calls resolved over `models/`, and most of the
     time jedi took (`_called_from_compiled_code` leaves them out by these names)."""
-    names: set[str] = set()
-
-    def add(statements: list[ast.stmt], module_level: bool) -> None:
-        for statement in statements:
-            if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                names.add(statement.name)
-            elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
-                targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-                names.update(target.id for target in targets if isinstance(target, ast.Name))
-            elif isinstance(statement, ast.ClassDef) and module_level:
-                add(statement.body, module_level=False)
-            elif isinstance(statement, (ast.If, ast.Try, ast.With)):  # `if is_torch_available():`
-                for block in ("body", "orelse", "finalbody"):
-                    add(getattr(statement, block, []), module_level)
-                for handler in getattr(statement, "handlers", []):
-                    add(handler.body, module_level)
-
-    add(tree.body, module_level=True)
+    names = _defined(walk_top_level(tree.body))  # looking inside `if is_torch_available():` and such
+    for statement in walk_top_level(tree.body):
+        if isinstance(statement, ast.ClassDef):
+            names |= _defined(walk_top_level(statement.body))
     return frozenset(names)
+
+
+def _defined(statements: Iterator[ast.stmt]) -> set[str]:
+    """The names `statements` define with `def` or assign to."""
+    names: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(statement.name)
+        elif isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            names.update(target.id for target in targets if isinstance(target, ast.Name))
+    return names
 
 
 def may_reach_a_function(site: CallSite, reachable: frozenset[str]) -> bool:
