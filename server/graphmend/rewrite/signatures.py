@@ -22,7 +22,7 @@ import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..analysis.kinds import Kind
+from ..analysis.kinds import Kind, is_tensor
 from ..astwalk import child_nodes, walk
 from .context import FixContext
 from .flow import enclosing_blocks, reaching_definition, reaching_unpacking
@@ -108,6 +108,7 @@ _SAME_DTYPE_LAYERS = frozenset({"Identity", "Dropout", "ReLU", "ReLU6", "LeakyRe
 # Shape-preserving functions among the above (softmax along a dim keeps the shape; so do all
 # elementwise ones). `where`/`maximum` broadcast their operands.
 _BROADCASTING = frozenset({"maximum", "minimum", "fmax", "fmin", "where"})
+_CLAMPS = frozenset({"clamp", "clip", "clamp_min", "clamp_max"})
 
 
 # The dtype `torch.tensor(0.5)` gets: torch's default floating dtype (float32 unless the process
@@ -459,6 +460,22 @@ class Signatures:
             return Sig(("const", "bool"), shape)
         return Sig(first.dtype, shape)  # max, min, amax, amin, median
 
+    def _clamped(self, first: Sig, positional: list[ast.expr], keywords: list[ast.expr]) -> Sig:
+        """`clamp`/`clip`: a Python float bound turns an integer tensor into a float one
+        (`x.clamp(min=-1.0)` on int64 gives float32, found by tests/test_fix_properties.py), a
+        Python int bound keeps the dtype, and a tensor bound promotes and broadcasts. A positional
+        bound of unknown type counts as a tensor; a keyword one as a Python number unless the
+        analysis knows it is a tensor (transformers' fp16 overflow clamp passes
+        `min=-clamp_value` from `torch.finfo`)."""
+        dtype = first.dtype
+        for bound_node in [*positional, *keywords]:
+            bound = self.of(bound_node)
+            if bound.dtype[0] == "py":
+                dtype = _float_of(dtype) if bound.dtype[1] == "float" else dtype
+            elif any(bound_node is p for p in positional) or is_tensor(self.ctx.kind(bound_node)):
+                return Sig(UNKNOWN, UNKNOWN)
+        return Sig(dtype, first.shape)
+
     def _elementwise(self, name: str, first: Sig, node: ast.Call, offset: int) -> Sig:
         reduced = self._reduction(name, first, node, offset)
         if reduced is not None:
@@ -473,9 +490,8 @@ class Signatures:
         if name in SAME_DTYPE:
             shapes = [first.shape] + ([e.shape for e in extra] if name in _BROADCASTING else [])
             dtypes = [first.dtype] + ([e.dtype for e in extra if e.dtype[0] != "py"] if name in _BROADCASTING else [])
-            if name == "clamp" or name == "clip":  # tensor bounds would promote
-                if any(e.dtype[0] not in ("py",) for e in extra):
-                    return Sig(UNKNOWN, UNKNOWN)
+            if name in _CLAMPS:
+                return self._clamped(first, node.args[offset:], [k.value for k in node.keywords if k.arg in ("min", "max")])
             return Sig(_promote(*dtypes), _broadcast(*shapes))
         if name in FLOAT_RESULT:
             return Sig(_float_of(first.dtype), first.shape)
