@@ -160,7 +160,7 @@ def disagreements(path: Path, source: str) -> list[str]:
         problems.append(f"dynamo broke outside the case file at {record['file']}:{record['line']}: {record['summary']}")
     covered: set[int] = set()
     for finding in findings:
-        span_lines = [line for line in observed.lines if finding.span.contains_line(line)]
+        span_lines = [line for line in observed.lines if finding.covers_line(line)]
         covered.update(span_lines)
         records = [r for line in span_lines for r in observed.lines[line]]
         where = f"line {finding.span.start_line} {finding.code}"
@@ -209,10 +209,10 @@ def _if_compiled_disagreements(path: Path, source: str, findings: list[Finding])
         return [*problems, "findings in uncompiled functions, but no sample_if_compiled() to confirm them with dynamo"]
     observed = run_dynamo(path, "sample_if_compiled")
     for finding in conditional:
-        if not finding.latent and not any(finding.span.contains_line(line) for line in observed.lines):
+        if not finding.latent and not any(finding.covers_line(line) for line in observed.lines):
             problems.append(f"line {finding.span.start_line} {finding.code}: predicted a break if compiled; compiled, dynamo does not break there")
     for line in sorted(observed.lines):
-        if not any(f.span.contains_line(line) for f in findings):
+        if not any(f.covers_line(line) for f in findings):
             problems.append(f"line {line}: compiled by sample_if_compiled(), dynamo breaks here but no finding covers it")
     return problems
 
@@ -227,9 +227,9 @@ def _unlisted_ids(finding: Finding, findings: list[Finding], observed: Observed)
 
     problems = []
     for line, records in observed.lines.items():
-        if not finding.span.contains_line(line):
+        if not finding.covers_line(line):
             continue
-        if any(g is not finding and g.span.contains_line(line) and size(g) < size(finding) for g in findings):
+        if any(g is not finding and g.covers_line(line) and size(g) < size(finding) for g in findings):
             continue  # a nested finding's break
         for record in records:
             if record.get("gb_id") and record["gb_id"] not in listed:

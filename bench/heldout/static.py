@@ -62,7 +62,7 @@ def _findings(case: Path, entry: str | None) -> list[dict]:
 
 
 def _covers(finding: dict, line: int) -> bool:
-    return finding["line"] <= line <= finding["end_line"]
+    return finding["line"] <= line <= finding["end_line"] or line == finding.get("break_line")
 
 
 def measure(cases_dir: Path, results: list[dict], name_compiled: bool) -> dict:

@@ -89,7 +89,7 @@ def _check_notebook(path: Path, raw: str, config: Config) -> FileResult:
             continue  # on a marker line (never, for a finding of a cell's code)
         if index in planned:
             fixes[len(findings)] = planned[index]
-        findings.append(dataclasses.replace(finding, span=cell.local(finding.span), related=()))
+        findings.append(dataclasses.replace(finding, span=cell.local(finding.span), related=(), break_line=cell.local_line(finding.break_line)))
         cells.append(cell.number)
     return FileResult(path, findings, fixes=fixes, cells=cells)
 

@@ -117,6 +117,11 @@ class Finding:
     # (analysis/uncompiled.py), and not counted as a break dynamo reports.
     if_compiled: bool = False
     uncompiled_root: str = ""  # with if_compiled: the function to name compiled (`Sampler.step`)
+    # The line dynamo's log names for this break where that is outside `span` (0: inside it). A
+    # truth test spread over lines breaks on the line of its `if`, `while`, `assert`, ternary or
+    # comprehension unless the tested value is a comparison: that is the line CPython 3.11 gives
+    # the jump (analysis/tensors.py, Evaluator.visit_truth). `span` stays on the tested value.
+    break_line: int = 0
 
     @property
     def frame_skip(self) -> bool:
@@ -126,6 +131,10 @@ class Finding:
     @property
     def line(self) -> int:
         return self.span.start_line
+
+    def covers_line(self, line: int) -> bool:
+        """Whether dynamo reporting a break at `line` is this finding's break."""
+        return self.span.contains_line(line) or line == self.break_line
 
     def sort_key(self) -> tuple[int, int, str]:
         return (self.span.start_line, self.span.start_col, self.code)

@@ -60,6 +60,10 @@ class CellSpan:
         shift = self.first_line - 1
         return Span(span.start_line - shift, span.start_col, span.end_line - shift, span.end_col)
 
+    def local_line(self, line: int) -> int:
+        """A finding's `break_line` in the cell's own lines (0, "none", stays 0)."""
+        return line - (self.first_line - 1) if line else 0
+
 
 @dataclass
 class Notebook:

@@ -26,6 +26,7 @@ def finding_record(path: str, finding: Finding, fixable: bool = False) -> dict[s
         "column": span.start_col + 1,
         "end_line": span.end_line,
         "end_column": span.end_col + 1,
+        "break_line": finding.break_line or span.start_line,  # the line dynamo's log names
         "code": finding.code,
         "message": finding.message,
         "severity": finding.severity.value,

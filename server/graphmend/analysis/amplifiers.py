@@ -38,7 +38,7 @@ SAFE_CONTEXT_MANAGERS = frozenset(
 class Amplifier:
     """Why a break makes dynamo run a whole function eagerly."""
 
-    kind: str  # "loop" | "try" | "except" | "with" | "comprehension" | "generator" | "caller"
+    kind: str  # "loop" | "try" | "except" | "with" | "comprehension" | "generator" | "property" | "caller"
     node: ast.AST
     label: str  # e.g. "`for` loop", "`with torch.device(...)` block"
     function: str  # the function dynamo runs eagerly
@@ -78,6 +78,7 @@ def amplifier_sentence(amplifier: Amplifier) -> str:
         "try": "dynamo cannot resume inside exception handling",
         "except": "dynamo cannot resume inside exception handling",
         "with": "dynamo cannot resume under that context manager",
+        "property": "dynamo cannot resume inside an attribute read",
     }[amplifier.kind]
     return (
         f"It is inside the {amplifier.label} on line {line} and {reason}, so it runs the whole function "

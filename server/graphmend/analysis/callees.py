@@ -144,7 +144,10 @@ class CalleeResolver:
                 return method, index.owner.get(id(method)), not _is_staticmethod(method)
             return None  # submodule calls (possibly several classes) are handled by callees()
         if calls_super(value) and self.evaluator.cls is not None:
-            for base in self.evaluator.cls.local_bases:
+            # the lookup starts after the class that defines the method, which may be a base of
+            # the instance's class the method is walked as
+            defining = index.owner.get(id(self.function)) if self.function is not None else None
+            for base in (defining or self.evaluator.cls).local_bases:
                 info = index.classes.get(base)
                 method = index.method(info, func.attr) if info is not None else None
                 if method is not None:
@@ -196,14 +199,16 @@ class CalleeResolver:
     def _forwards_of(self, names: tuple[str, ...]) -> list[Callee]:
         """Calling a module instance runs its forward (with the caller's argument kinds); calling
         an instance of another class runs its `__call__`."""
-        found = []
+        found: list[Callee] = []
         for name in names:
             info = self.evaluator.index.classes.get(name)
             if info is None:
                 continue
             forward = self.evaluator.index.method(info, "forward" if info.is_module else "__call__")
             if forward is not None:
-                found.append((forward, self.evaluator.index.owner.get(id(forward)), True))
+                # walked as the instance's class, as methods called on an instance are (callees):
+                # kornia's base `forward` calls `self.apply_func`, which only a subclass defines
+                found.append((forward, info, True))
         return found
 
     def _constructed_class(self, value: ast.expr) -> ClassInfo | None:
@@ -234,7 +239,8 @@ class CalleeResolver:
             and self.evaluator.cls is not None
         ):
             return self.evaluator.index.attr_classes_of(self.evaluator.cls, value.attr)
-        return self.evaluator.instance_classes_of(value)  # `module.spec` in a hook the module registers on itself
+        # `module.spec` in a hook the module registers on itself; `self.attn.kv_cache`
+        return self.evaluator.held_classes(value)
 
     def built_here(self, call: ast.Call) -> bool:
         """`call` is a method call on an object that this function constructs: a local bound to

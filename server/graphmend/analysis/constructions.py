@@ -34,6 +34,76 @@ def constructed_attr_kind(index: ModuleIndex, info: ClassInfo, attr: str) -> Kin
     return index.constructed_kinds[key]
 
 
+def constructed_attr_holdings(index: ModuleIndex, info: ClassInfo, attr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The in-file classes and module-level functions every in-file construction of `info`'s
+    class passes for the parameter `__init__` stores in `self.<attr>`: torchtune's
+    `TransformerCrossAttentionLayer(attn, ...)` after `attn = MultiHeadAttention(...)`, the DEQ
+    tutorial's `DEQFixedPoint(f, forward_iteration)`. Calling `self.<attr>(...)` then runs that
+    class's `forward` or that function. Empty where a construction passes anything else, or none
+    is in the file, or the class has in-file subclasses (as for kinds, above)."""
+    param = info.attr_params.get(attr)
+    key = (info.name, attr)
+    if not param:
+        return (), ()
+    if key not in index.constructed_holdings:
+        index.constructed_holdings[key] = (), ()  # a construction inside the class asks again while this runs
+        index.constructed_holdings[key] = _holdings_passed(index, info, param)
+    return index.constructed_holdings[key]
+
+
+def _holdings_passed(index: ModuleIndex, info: ClassInfo, param: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    init = info.methods.get("__init__")
+    calls = _constructions(index).get(info.name, [])
+    if init is None or not calls or any(info.name in other.local_bases for other in index.classes.values()):
+        return (), ()
+    scopes = _construction_scopes(index)
+    classes: list[str] = []
+    functions: list[str] = []
+    for call in calls:
+        passed = _argument_for(init, call, param)
+        bindings = scopes.get(id(call), {})
+        if isinstance(passed, ast.Name) and bindings.get(passed.id) is not None:
+            passed = bindings[passed.id]  # `attn = MultiHeadAttention(...)` earlier in the same function
+        elif isinstance(passed, ast.Name) and passed.id in bindings:
+            return (), ()  # bound there some other way, or more than once
+        if isinstance(passed, ast.Call) and isinstance(passed.func, ast.Name) and passed.func.id in index.classes:
+            classes.append(passed.func.id)
+        elif isinstance(passed, ast.Name) and passed.id in index.functions:
+            functions.append(passed.id)
+        elif isinstance(passed, ast.Name) and passed.id in index.global_instances:
+            classes.append(index.global_instances[passed.id])
+        else:
+            return (), ()
+    return tuple(dict.fromkeys(classes)), tuple(dict.fromkeys(functions))
+
+
+def _construction_scopes(index: ModuleIndex) -> dict[int, dict[str, ast.expr | None]]:
+    """For each construction of an in-file class inside a function: the names that function (the
+    innermost one) binds, each to its one assigned value, or None where it binds it otherwise or
+    more than once (parameters, loop targets, a second assignment)."""
+    if index.construction_scopes is None:
+        scopes: dict[int, dict[str, ast.expr | None]] = {}
+        for function in walk(index.tree) if index.tree is not None else ():
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            bindings: dict[str, ast.expr | None] = {a.arg: None for a in (*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs)}
+            constructions = []
+            plain_targets: set[int] = set()  # walk meets an assignment before its target
+            for node in walk(function):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    name = node.targets[0].id
+                    bindings[name] = node.value if name not in bindings else None
+                    plain_targets.add(id(node.targets[0]))
+                elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and id(node) not in plain_targets:
+                    bindings[node.id] = None
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in index.classes:
+                    constructions.append(node)
+            for call in constructions:
+                scopes[id(call)] = bindings  # inner functions come later in the walk: the innermost wins
+        index.construction_scopes = scopes
+    return index.construction_scopes
+
+
 def _kind_passed(index: ModuleIndex, info: ClassInfo, param: str) -> Kind | None:
     init = info.methods.get("__init__")
     if init is None or any(info.name in other.local_bases for other in index.classes.values()):

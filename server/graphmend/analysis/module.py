@@ -14,7 +14,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from ..astwalk import child_nodes
+from ..astwalk import child_nodes, walk
 from ..config import Config
 from ..findings import Finding, Severity
 from .amplifiers import Amplifier
@@ -32,6 +32,8 @@ from .symbols import ClassInfo, ModuleIndex
 from .tensors import own_nodes, passed_arguments
 from .uncompiled import imported_tensor_call, uncompiled_candidates
 from .walker import FunctionWalker
+
+WorkKey = int | tuple[int, str]  # see ModuleAnalysis._work_key
 
 
 @dataclass
@@ -92,10 +94,13 @@ class ModuleAnalysis:
         self.reasons: dict[str, str] = {}  # qualified function name -> why it is compiled
         self._seen: set[tuple[str, int, int, int, int]] = set()
         self._queue: deque[_Work] = deque()
-        self._pending: dict[int, _Work] = {}
+        # id() of each function queued, or (id(), class) for a method queued as a subclass whose
+        # overrides change what it calls (see _work_key)
+        self._pending: dict[WorkKey, _Work] = {}
+        self._dispatch: dict[tuple[int, str], bool] = {}  # (id(method), class) -> see _dispatches_differently
         self._asserted_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see asserted_tensor_params
         self._helper_tensor_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see helper_tensor_params
-        self._done: set[int] = set()
+        self._done: set[WorkKey] = set()
         self._walked_values: dict[int, dict[str, Given]] = {}  # id() of each function walked -> its given_values
         self._root = 0  # the entry whose calls the function being walked was reached through
         self._broken_roots: set[int] = set()  # entries from which something breaks
@@ -162,8 +167,10 @@ class ModuleAnalysis:
     def _drain(self) -> None:
         while self._queue:
             work = self._queue.popleft()
-            self._pending.pop(id(work.function), None)
-            self._done.add(id(work.function))
+            key = self._work_key(work.function, work.cls)
+            self._pending.pop(key, None)
+            self._done.add(key)
+            self._done.add(id(work.function))  # a walk as a subclass stands for the base's own
             self._walked_values[id(work.function)] = work.given_values
             self._root = work.root
             self._walk(work)
@@ -382,13 +389,14 @@ class ModuleAnalysis:
             return
         if self.uncompiled_phase and not function.name.startswith("_"):
             given_values = None  # a public function nothing known compiles: its other callers are not in view
-        if key in self._done:
+        work_key = self._work_key(function, cls)
+        if work_key in self._done:
             kept = self._facts_kept(key, given_values or {})
             if kept is None:
                 return
-            self._done.discard(key)  # walked again for this caller, without the facts it denies
+            self._done.discard(work_key)  # walked again for this caller, without the facts it denies
             given_values = kept
-        pending = self._pending.get(key)
+        pending = self._pending.get(work_key)
         if pending is not None:
             for name, kind in param_kinds.items():
                 pending.param_kinds[name] = join(pending.param_kinds[name], kind) if name in pending.param_kinds else kind
@@ -419,17 +427,34 @@ class ModuleAnalysis:
         kept = _met(walked, given_values)
         return None if kept == walked else kept
 
+    def _work_key(self, function: ast.FunctionDef, cls: ClassInfo | None) -> WorkKey:
+        """A function is walked once, except a method reached as an instance of a subclass whose
+        overrides change which methods its `self.<name>` calls run: kornia's base `forward`
+        calls `self.apply_func`, which only the subclass defines."""
+        owner = self.index.owner.get(id(function))
+        if cls is None or owner is None or cls is owner:
+            return id(function)
+        memo = (id(function), cls.name)
+        if memo not in self._dispatch:
+            receiver = function.args.args[0].arg if function.args.args else "self"
+            names = {
+                node.attr for node in walk(function)
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == receiver
+            }
+            self._dispatch[memo] = any(self.index.method(owner, name) is not self.index.method(cls, name) for name in names)
+        return memo if self._dispatch[memo] else id(function)
+
     def _push(self, work: _Work) -> None:
-        key = id(work.function)
+        key = self._work_key(work.function, work.cls)
         if key in self._pending:
             return
         if key in self._done:
-            kept = self._facts_kept(key, work.given_values)
+            kept = self._facts_kept(id(work.function), work.given_values)
             if kept is None:
                 return
             self._done.discard(key)  # an entry (another file's caller) walked before as a callee
             work.given_values = kept
-        self._pending[id(work.function)] = work
+        self._pending[key] = work
         self._queue.append(work)
 
     def _walk(self, work: _Work) -> None:

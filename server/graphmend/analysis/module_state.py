@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from ..astwalk import walk
 from .kinds import Kind
-from .symbols import ClassInfo, ModuleIndex, walk_top_level
+from .symbols import OPTIM_PREFIX, ClassInfo, ModuleIndex, walk_top_level
 from .tensors import Evaluator
 
 _REGISTER_TENSOR = frozenset({"register_buffer", "register_parameter"})
@@ -76,6 +76,7 @@ def _constructed_by(index: ModuleIndex, method: ast.FunctionDef, target: ast.Att
 def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
     evaluator = Evaluator(index)
     instances: dict[str, str | None] = {}  # None: bound more than once, or to something else too
+    optim_objects: dict[str, str | None] = {}  # the same, for torch.optim constructions
     registries: dict[str, tuple[str, ...] | None] = {}  # the same, for displays of classes
     for stmt in walk_top_level(tree.body):
         for target in stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]:
@@ -84,6 +85,8 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
                 cls = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
                 known = cls if cls in index.classes and target.id not in instances else None
                 instances[target.id] = known
+                built = index.qualname(value.func) if isinstance(value, ast.Call) else None
+                optim_objects[target.id] = built if built is not None and built.startswith(OPTIM_PREFIX) and target.id not in optim_objects else None
                 listed = _listed_classes(index, value)
                 registries[target.id] = listed if listed and target.id not in registries else None
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -98,6 +101,7 @@ def _global_kinds(index: ModuleIndex, tree: ast.Module) -> None:
         if kind is not Kind.UNKNOWN:
             index.global_kinds[name] = kind
     index.global_instances = {name: cls for name, cls in instances.items() if cls is not None}
+    index.global_optim_objects = {name: built for name, built in optim_objects.items() if built is not None}
     index.class_registries = {name: classes for name, classes in registries.items() if classes is not None}
 
 
@@ -281,7 +285,9 @@ def _init_attributes(index: ModuleIndex, info: ClassInfo, init: ast.FunctionDef)
                     info.attr_imported_classes[target.attr] = written if held in (None, written) else ""
                 if isinstance(value, ast.Call):
                     torch_name = index.qualname(value.func)
-                    if torch_name is not None and torch_name.startswith("torch.nn.") and torch_name.count(".") == 2:
+                    if torch_name is not None and torch_name.startswith(OPTIM_PREFIX):
+                        info.attr_torch_classes[target.attr] = torch_name  # an optimizer or LR scheduler (GM533)
+                    elif torch_name is not None and torch_name.startswith("torch.nn.") and torch_name.count(".") == 2:
                         info.attr_torch_classes[target.attr] = torch_name.rsplit(".", 1)[1]
                         if _preserves_shape(torch_name.rsplit(".", 1)[1], value):
                             info.attr_shape_preserving.add(target.attr)

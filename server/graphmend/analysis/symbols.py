@@ -47,6 +47,8 @@ OPAQUE_DECORATORS = frozenset(
     }
 )
 ORDERED_HELPER = "_graphmend_ordered"
+# Optimizers and LR schedulers: their `step()`/`zero_grad()` break a compiled function (GM533).
+OPTIM_PREFIX = "torch.optim."
 JIT_SCRIPT_FUNCTIONS = frozenset({"torch.jit.script"})
 LOCK_CLASSES = frozenset(
     {
@@ -122,6 +124,9 @@ class ModuleIndex:
     global_kinds: dict[str, Kind] = field(default_factory=dict)
     # module-level names bound once to an instance of an in-file class (`SPEC = Bounds(...)`)
     global_instances: dict[str, str] = field(default_factory=dict)
+    # module-level names bound once to a torch.optim optimizer or LR scheduler (`opt = AdamW(...)`)
+    # -> the class's qualified name (GM533)
+    global_optim_objects: dict[str, str] = field(default_factory=dict)
     # module-level names bound once to a dict, list or tuple display of in-file classes (a registry:
     # torchdiffeq's `SOLVERS = {'bosh3': Bosh3Solver, ...}`) -> those classes: calling an element
     # (`SOLVERS[method](...)`) constructs one of them
@@ -135,6 +140,10 @@ class ModuleIndex:
     # (constructions.py walks the file once, the first time an attribute set from a parameter is read)
     constructions: dict[str, list[ast.Call]] | None = None
     constructed_kinds: dict[tuple[str, str], Kind | None] = field(default_factory=dict)  # (class, attr) -> kind, memo
+    # (class, attr) -> the in-file classes and functions its constructions pass (constructions.py), memo
+    constructed_holdings: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    # id(construction call) -> the names its enclosing function binds once, to what; None until asked
+    construction_scopes: dict[int, dict[str, ast.expr | None]] | None = None
     tree: ast.Module | None = None
     source: str = ""  # the module's text (module_state.instance_container reads it before walking the tree)
     # id(FunctionDef) -> the kind its `return`s give when it has no annotation (tensors.returned_kind)
@@ -161,6 +170,9 @@ class ModuleIndex:
     # method name -> the methods of that name of the file's torch.distributions subclasses that the
     # file constructs; None until a call asks (callees.dispatched_methods)
     dispatched_methods: dict[str, list[tuple[ast.FunctionDef, ClassInfo]]] | None = None
+    # id(Attribute) of a property read in compiled code -> the call of the getter the walk follows
+    # (Evaluator._property_read); kept so that the id()s the walk's memos use stay unique
+    property_calls: dict[int, ast.Call] = field(default_factory=dict)
     # id(FunctionDef) -> its `# type: (...) -> ...` signature (type_comments.py)
     comment_signatures: dict[int, CommentSignature] = field(default_factory=dict)
 
@@ -263,7 +275,11 @@ class ModuleIndex:
                     result = self.attr_classes_of(info, name, element)
                     if result:
                         return result
-            return []
+            if element or not cls.attr_params.get(name):
+                return []
+            from .constructions import constructed_attr_holdings  # it reads this index
+
+            found = constructed_attr_holdings(self, cls, name)[0]
         return [self.classes[n] for n in found if n in self.classes]
 
     def annotated_class(self, annotation: ast.expr | None) -> ClassInfo | None:
@@ -289,6 +305,11 @@ class ModuleIndex:
         """The module-level functions of this file `self.<name>` may hold (set in `__init__` of
         the class or of an in-file base)."""
         names = self._inherited(cls, lambda info: info.attr_module_functions, name, set()) or ()
+        if not names:
+            from .constructions import constructed_attr_holdings  # it reads this index
+
+            holder = next((info for info in self.in_file_ancestry(cls) if info.attr_params.get(name)), None)
+            names = constructed_attr_holdings(self, holder, name)[1] if holder is not None else ()
         return [self.functions[n] for n in names if n in self.functions]
 
     def attr_kind(self, cls: ClassInfo, name: str) -> Kind | None:
@@ -370,6 +391,11 @@ def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
 def decorator_target(decorator: ast.expr) -> ast.expr:
     """`@torch.compile(mode=...)` -> `torch.compile`; `@torch.compile` stays as is."""
     return decorator.func if isinstance(decorator, ast.Call) else decorator
+
+
+def is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated `@property` (a getter: reading the attribute runs it)."""
+    return any(isinstance(d, ast.Name) and d.id == "property" for d in function.decorator_list)
 
 
 def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

@@ -34,6 +34,7 @@ from .symbols import (
     ModuleIndex,
     annotation_kind,
     import_bindings,
+    is_property,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -218,6 +219,10 @@ class EvaluationObserver(Protocol):
     def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
         """Calls, after their arguments are evaluated (the walker follows calls into callees)."""
 
+    def on_property_read(self, call: ast.Call) -> None:
+        """A read of a `@property` of a known class, as the call of its getter (`call.func` is
+        the attribute read): the walker follows it like a call."""
+
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
         """Lambdas (the walker analyses their bodies as part of the compiled code)."""
 
@@ -242,6 +247,9 @@ class _Unobserved:
         pass
 
     def on_call_target(self, call: ast.Call, arg_kinds: list[Kind], kw_kinds: dict[str, Kind]) -> None:
+        pass
+
+    def on_property_read(self, call: ast.Call) -> None:
         pass
 
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
@@ -279,6 +287,7 @@ class Evaluator:
         self.instance_params: dict[str, ClassInfo] = {}
         self.local_imports: dict[str, str] = {}
         self.kinds: dict[int, Kind] = {}
+        self.truth_lines: dict[int, int] = {}  # tested value -> the line dynamo names for its jump (see visit_truth)
         # the calls of C tensor methods whose arguments are being visited, innermost last (see
         # FunctionWalker._enqueue_callee: a helper that breaks there breaks the caller again)
         self.tensor_method_calls: list[ast.Call] = []
@@ -365,22 +374,30 @@ class Evaluator:
                 self.visit(child)
         return Kind.UNKNOWN
 
-    def visit_truth(self, node: ast.expr, construct: str) -> Kind:
-        """Visit an expression whose truth value is taken; `and`/`or`/`not` are looked through."""
+    def visit_truth(self, node: ast.expr, construct: str, owner_line: int = 0) -> Kind:
+        """Visit an expression whose truth value is taken; `and`/`or`/`not` are looked through.
+
+        `owner_line` is the line of the `if`, `while`, ternary or comprehension that tests it:
+        CPython 3.11 gives the jump that line unless the tested value is a comparison, and dynamo
+        names the jump's line. Where a tested value starts on another line (a black-formatted
+        `if (\n    flag\n    and torch.isnan(loss)\n):`), `truth_lines` keeps the owner's line
+        for the finding (measured on torch 2.13: tests/corpus/multiline_condition_*)."""
         if isinstance(node, ast.BoolOp):
-            return self._visit_boolop(node, construct)
+            return self._visit_boolop(node, construct, owner_line)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            self.visit_truth(node.operand, "not" if construct == "boolop" else construct)
+            self.visit_truth(node.operand, "not" if construct == "boolop" else construct, owner_line)
             self.kinds[id(node)] = Kind.PY
             if not self.dead and ast.UnaryOp in self.hooked_types:
                 self._on_expr(node, Kind.PY)
             return Kind.PY
         kind = self.visit(node)
+        if owner_line and owner_line != node.lineno and not isinstance(node, ast.Compare):
+            self.truth_lines[id(node)] = owner_line
         if not self.dead:
             self.observer.on_truth(node, kind, construct)
         return kind
 
-    def _visit_boolop(self, node: ast.BoolOp, construct: str) -> Kind:
+    def _visit_boolop(self, node: ast.BoolOp, construct: str, owner_line: int = 0) -> Kind:
         is_and = isinstance(node.op, ast.And)
         was_dead = self.dead
         result: Kind | None = None
@@ -391,7 +408,7 @@ class Evaluator:
             if position == last and construct == "boolop":
                 kind = self.visit(value)  # the last operand's value is returned, not tested
             else:
-                kind = self.visit_truth(value, construct)
+                kind = self.visit_truth(value, construct, owner_line)
             result = kind if result is None else join(result, kind)
             operands.append(kind)
             truth = self.static_truth(value)
@@ -460,6 +477,10 @@ class Evaluator:
     def _attribute(self, node: ast.Attribute) -> Kind:
         base = self.visit(node.value)
         attr = node.attr
+        if base not in TENSOR_KINDS and isinstance(node.ctx, ast.Load):
+            read = self._property_read(node)
+            if read is not None:
+                return read
         if base in TENSOR_KINDS:
             if attr in TENSOR_VALUED_ATTRS:
                 return Kind.TENSOR if attr != "data" else base
@@ -483,6 +504,34 @@ class Evaluator:
             found = self._attr_or_constructed(self.cls, attr)
             return found if found in TENSOR_KINDS else Kind.UNKNOWN
         return Kind.UNKNOWN
+
+    def _property_read(self, node: ast.Attribute) -> Kind | None:
+        """`self.size`, where `size` is a `@property` of the walked class, or `obj.size` for an
+        instance of a known class of the file: dynamo runs the getter there, so the observer hears
+        it as a call (a break in the getter is reached from here: torchtune's `KVCache.size`
+        returns `self.cache_pos[0].item()`); the read gives what the getter returns."""
+        holders = self.held_classes(node.value)
+        getters = [(getter, info) for info in holders if (getter := self.index.method(info, node.attr)) is not None and is_property(getter)]
+        if not getters or len(getters) != len(holders):
+            return None
+        if not self.dead:
+            calls = self.index.property_calls
+            if id(node) not in calls:  # kept: the walk's memos are keyed by id() of the call
+                calls[id(node)] = ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
+            self.observer.on_property_read(calls[id(node)])
+        kinds = {self.returned_kind(getter, self.index.owner.get(id(getter), info)) for getter, info in getters}
+        return kinds.pop() if len(kinds) == 1 else Kind.UNKNOWN
+
+    def held_classes(self, value: ast.expr) -> list[ClassInfo]:
+        """The in-file classes `value` holds an instance of: `self` (the walked class), a local or
+        parameter known to hold one, or an attribute chain from those (`self.attn.kv_cache`)."""
+        if isinstance(value, ast.Name):
+            if value.id == self.self_name:
+                return [self.cls] if self.cls is not None else []
+            return self.instance_classes_of(value)
+        if isinstance(value, ast.Attribute):
+            return [held for info in self.held_classes(value.value) for held in self.index.attr_classes_of(info, value.attr)]
+        return []
 
     def _attr_or_constructed(self, info: ClassInfo, attr: str) -> Kind | None:
         """What `__init__` sets `self.<attr>` up as; where it copies a parameter whose kind it does
@@ -590,7 +639,7 @@ class Evaluator:
 
     def _ifexp(self, node: ast.IfExp) -> Kind:
         truth = self.static_truth(node.test)
-        self.visit_truth(node.test, "ternary")
+        self.visit_truth(node.test, "ternary", node.lineno)
         was_dead = self.dead
         if truth is False:
             self.dead = True
@@ -639,7 +688,7 @@ class Evaluator:
                     self.observer.enter_comprehension(node)
                     entered = True
                 for condition in generator.ifs:
-                    self.visit_truth(condition, "comprehension")
+                    self.visit_truth(condition, "comprehension", node.lineno)
             if isinstance(node, ast.DictComp):
                 self.visit(node.key)
                 self.visit(node.value)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from pathlib import PurePath
 
 from ..astwalk import child_nodes, walk
@@ -62,7 +62,7 @@ def uncompiled_candidates(
     index: ModuleIndex,
     path: str,
     text_of: Callable[[ast.AST], str],
-    walked: set[int],
+    walked: Container[object],
     root: PurePath | None = None,
 ) -> Iterator[tuple[ast.FunctionDef, ClassInfo | None]]:
     """The module's functions and methods that no compiled code reached (`walked`: id() of the

@@ -32,7 +32,7 @@ from .numpy_values import NumpyValues
 from .param_evidence import GENERATOR_NAME, MASK_NAME, NOT_A_TENSOR_NAME, tensor_evidence
 from .rules import INTERNAL_ERROR_CODE, Effect, Rule
 from .rules.untraceable import RECURRENT_LAYERS
-from .symbols import DISABLE_FUNCTIONS, ClassInfo, annotation_kind, mapping_item_annotations, names_container
+from .symbols import DISABLE_FUNCTIONS, OPTIM_PREFIX, ClassInfo, annotation_kind, mapping_item_annotations, names_container
 from .tensors import (
     Evaluator,
     binop_kind,
@@ -49,6 +49,10 @@ from .tensors import (
 if TYPE_CHECKING:
     from .module import ModuleAnalysis
     from .symbols import ModuleIndex
+
+# A parameter whose name alone says it holds an optimizer (GM533): `optimizer`, `q_optimizer`.
+OPTIMIZER_NAME = re.compile(r"(?:\w+_)?optimi[sz]er")
+
 
 def merge_envs(a: dict[str, Kind], b: dict[str, Kind]) -> dict[str, Kind]:
     merged = dict(a)
@@ -568,6 +572,24 @@ class FunctionWalker:
             return None
         return self.index.attr_torch_class(self.evaluator.cls, node.attr)
 
+    def optimizer_class(self, node: ast.AST) -> str | None:
+        held = self.torch_module_class(node)
+        if held is not None:
+            return held if held.startswith(OPTIM_PREFIX) else None
+        if not isinstance(node, ast.Name) or node.id in self._store_lines():
+            return None
+        arguments = self.function.args
+        params = {a.arg: a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}
+        if node.id not in params:
+            return self.index.global_optim_objects.get(node.id)
+        if isinstance(self.function, ast.Lambda):
+            return None
+        annotation = self.index.param_annotation(self.function, params[node.id])
+        if annotation is None:
+            return f"{OPTIM_PREFIX}Optimizer" if OPTIMIZER_NAME.fullmatch(node.id) else None
+        declared = self.qualname(annotation)
+        return declared if declared is not None and declared.startswith(OPTIM_PREFIX) else None
+
     def is_call_target(self, node: ast.AST) -> bool:
         if self._call_targets is None:
             self._call_targets = {id(n.func) for n in walk(self.function) if isinstance(n, ast.Call)}
@@ -762,6 +784,7 @@ class FunctionWalker:
                 anchor=type(node).__name__,
                 eager_from=eager_from,
                 script_call=self._script_call(),
+                break_line=self.evaluator.truth_lines.get(id(node), 0),
             )
         )
 
@@ -984,6 +1007,16 @@ class FunctionWalker:
             given_values=_given_arguments(function, params, call),
         )
 
+    def on_property_read(self, call: ast.Call) -> None:
+        # measured, torch 2.13: dynamo cannot resume inside an attribute read, so a break in the
+        # getter makes it run the reading function eagerly (tests/corpus/property_getter_reads.py)
+        assert isinstance(call.func, ast.Attribute)
+        self.amplifiers.append(Amplifier("property", call, f"read of the property `{call.func.attr}`", self.function_name))
+        try:
+            self.on_call_target(call, [], {})
+        finally:
+            self.amplifiers.pop()
+
     def on_nested_scope(self, node: ast.Lambda | ast.FunctionDef) -> None:
         if isinstance(node, ast.Lambda):
             saved = dict(self.evaluator.env)
@@ -1130,6 +1163,8 @@ class FunctionWalker:
             self.evaluator.visit(stmt.msg)
             tested = _last_tested(stmt.test, self.evaluator.static_truth)
             if tested is not None and not is_constant_message(stmt.msg) and not self.evaluator.dead:
+                if tested.lineno != stmt.lineno and not isinstance(tested, ast.Compare):
+                    self.evaluator.truth_lines[id(tested)] = stmt.lineno  # the jump's line (see visit_truth)
                 self.on_truth(tested, self.evaluator.kind(tested), "assert")
         return False
 
@@ -1165,7 +1200,7 @@ class FunctionWalker:
             # test instead of running the function eagerly (measured: tests/corpus/amp_if_return_*)
             self.amplifiers = [a for a in saved if a.kind != "loop"]
         try:
-            self.evaluator.visit_truth(stmt.test, "if")
+            self.evaluator.visit_truth(stmt.test, "if", stmt.lineno)
         finally:
             self.amplifiers = saved
         if truth is True:
@@ -1265,7 +1300,7 @@ class FunctionWalker:
         if truth is False:
             self.walk_body(stmt.orelse)
             return False
-        self.evaluator.visit_truth(stmt.test, "while")
+        self.evaluator.visit_truth(stmt.test, "while", stmt.lineno)
         first = {n.id: self.evaluator.env.get(n.id) for n in walk(stmt.test) if isinstance(n, ast.Name)}
 
         def retest() -> None:
@@ -1289,7 +1324,7 @@ class FunctionWalker:
                 test = stmt.test
                 self._skipping_tests = {id(v) for v in test.values[:-1]} if isinstance(test, ast.BoolOp) else set()
                 try:
-                    self.evaluator.visit_truth(stmt.test, "while")
+                    self.evaluator.visit_truth(stmt.test, "while", stmt.lineno)
                 finally:
                     self.evaluator.env = env
                     self._skipping_tests = set()

@@ -61,7 +61,7 @@ class CellAnalysis(Analysis):
             if cell.holds(finding.span):
                 self.indices.append(index)
                 related = tuple(replace(r, span=cell.local(r.span)) for r in finding.related if cell.holds(r.span))
-                local.append(replace(finding, span=cell.local(finding.span), related=related))
+                local.append(replace(finding, span=cell.local(finding.span), related=related, break_line=cell.local_line(finding.break_line)))
         result: AnalysisResult = copy.copy(notebook.result)  # the notebook's tree and facts; the cell's findings
         result.findings = local
         super().__init__(uri, version, text, result, local, notebook.config, notebook.generation)

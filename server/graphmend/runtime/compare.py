@@ -101,10 +101,10 @@ def compare(report: RuntimeReport, findings: dict[Path, list[Finding]]) -> Compa
 
 
 def _matching_break(finding: Finding, breaks: list[RuntimeBreak]) -> RuntimeBreak | None:
-    exact = [b for b in breaks if b.line == finding.span.start_line]
+    exact = [b for b in breaks if b.line in (finding.span.start_line, finding.break_line)]
     if exact:
         return exact[0]
-    return next((b for b in breaks if finding.span.contains_line(b.line)), None)
+    return next((b for b in breaks if finding.covers_line(b.line)), None)
 
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(\w+)_at_(\d+)$")

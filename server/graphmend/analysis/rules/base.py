@@ -63,6 +63,11 @@ class RuleContext(Protocol):
         """`self.rnn` set up in `__init__` as `nn.LSTM(...)` -> "LSTM"; None when unknown."""
         ...
 
+    def optimizer_class(self, node: ast.AST) -> str | None:
+        """The `torch.optim` class `node` is known to hold (`self.opt` set to `Adam(...)` in
+        `__init__`, a module-level optimizer, a parameter annotated or named as one), else None."""
+        ...
+
     def subclass_torch_module_classes(self, node: ast.AST) -> list[tuple[str, str]]:
         """(subclass, "LSTM") for each in-file subclass that sets `self.rnn` to a torch layer."""
         ...

@@ -313,6 +313,26 @@ class RecurrentModuleCall(Rule):
             ctx.report(self, node, module=subclasses[0][1], where=f" in instances of {names}, which set it", action="calls")
 
 
+class OptimizerStep(Rule):
+    """`optimizer.zero_grad()`, `optimizer.step()` and an LR scheduler's `step()` in compiled code
+    (measured, torch 2.13: `Optimizer.zero_grad` and `LRScheduler.step` are skipped functions, and
+    `Optimizer.step` calls `torch._dynamo.graph_break()` around the update, under `no_grad` too;
+    `nn.Module.zero_grad` traces). The receiver must be known to hold one: an attribute set to a
+    `torch.optim` construction in `__init__`, a module-level one, or a parameter annotated with a
+    `torch.optim` class or named `optimizer`/`*_optimizer` (a noise scheduler's `step()` traces, so
+    a name alone never makes a scheduler)."""
+
+    code = "GM533"
+    methods = frozenset({"step", "zero_grad"})
+
+    def check(self, node: ast.AST, ctx: RuleContext) -> None:
+        assert isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        held = ctx.optimizer_class(node.func.value)
+        if held is None or (node.func.attr == "zero_grad" and ".lr_scheduler." in held):
+            return
+        ctx.report(self, node, held=held)
+
+
 class ComprehensionInEagerFunction(Rule):
     """Reported by the walker once a function is walked (no hook): see
     FunctionWalker.eager_comprehension_breaks."""
