@@ -173,8 +173,18 @@ class ModuleIndex:
     # id(Attribute) of a property read in compiled code -> the call of the getter the walk follows
     # (Evaluator._property_read); kept so that the id()s the walk's memos use stay unique
     property_calls: dict[int, ast.Call] = field(default_factory=dict)
+    _property_names: frozenset[str] | None = None
     # id(FunctionDef) -> its `# type: (...) -> ...` signature (type_comments.py)
     comment_signatures: dict[int, CommentSignature] = field(default_factory=dict)
+
+    def property_names(self) -> frozenset[str]:
+        """The names of the `@property` getters of the file's classes (computed once): a read of
+        any other attribute runs no getter of the file."""
+        if self._property_names is None:
+            self._property_names = frozenset(
+                name for info in self.classes.values() for name, method in info.methods.items() if is_property(method)
+            )
+        return self._property_names
 
     # -- name resolution -------------------------------------------------------------------
     def returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:

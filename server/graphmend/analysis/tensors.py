@@ -510,6 +510,8 @@ class Evaluator:
         instance of a known class of the file: dynamo runs the getter there, so the observer hears
         it as a call (a break in the getter is reached from here: torchtune's `KVCache.size`
         returns `self.cache_pos[0].item()`); the read gives what the getter returns."""
+        if node.attr not in self.index.property_names():
+            return None  # the usual case: no class of the file has a property of that name
         holders = self.held_classes(node.value)
         getters = [(getter, info) for info in holders if (getter := self.index.method(info, node.attr)) is not None and is_property(getter)]
         if not getters or len(getters) != len(holders):
