@@ -97,7 +97,7 @@ class ModuleAnalysis:
         # id() of each function queued, or (id(), class) for a method queued as a subclass whose
         # overrides change what it calls (see _work_key)
         self._pending: dict[WorkKey, _Work] = {}
-        self._dispatch: dict[tuple[int, str], bool] = {}  # (id(method), class) -> see _dispatches_differently
+        self._dispatch: dict[tuple[int, str], bool] = {}  # (id(method), class) -> walked apart? (_work_key)
         self._asserted_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see asserted_tensor_params
         self._helper_tensor_params: dict[int, frozenset[str]] = {}  # id(FunctionDef) -> see helper_tensor_params
         self._done: set[WorkKey] = set()

@@ -99,6 +99,25 @@ def _search_bases(index: ModuleIndex, cls: ClassInfo, name: str, seen: set[str])
     return None
 
 
+def is_property_getter(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A getter: `@property`, `@abc.abstractproperty` or a property's `@x.getter` (reading the
+    attribute runs it; a setter or deleter does not, and torch's `lazy_property` caches)."""
+    return any(
+        _descriptor(d) == "property" and not (isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter"))
+        for d in function.decorator_list
+    )
+
+
+def property_names(index: ModuleIndex) -> frozenset[str]:
+    """The names of the property getters of the file's classes, computed once: a read of any other
+    attribute runs no getter of the file (Evaluator._property_read asks on every attribute read)."""
+    if index.property_names is None:
+        index.property_names = frozenset(
+            name for info in index.classes.values() for name, method in info.methods.items() if is_property_getter(method)
+        )
+    return index.property_names
+
+
 def defined_as(node: ast.ClassDef, name: str) -> str | None:
     """How the class body defines `name`: "property", "lazy_property", "" (as anything else), or
     None where it does not define it."""

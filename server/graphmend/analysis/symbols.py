@@ -173,18 +173,9 @@ class ModuleIndex:
     # id(Attribute) of a property read in compiled code -> the call of the getter the walk follows
     # (Evaluator._property_read); kept so that the id()s the walk's memos use stay unique
     property_calls: dict[int, ast.Call] = field(default_factory=dict)
-    _property_names: frozenset[str] | None = None
+    property_names: frozenset[str] | None = None  # the file's property getters' names; None until asked (super_properties)
     # id(FunctionDef) -> its `# type: (...) -> ...` signature (type_comments.py)
     comment_signatures: dict[int, CommentSignature] = field(default_factory=dict)
-
-    def property_names(self) -> frozenset[str]:
-        """The names of the `@property` getters of the file's classes (computed once): a read of
-        any other attribute runs no getter of the file."""
-        if self._property_names is None:
-            self._property_names = frozenset(
-                name for info in self.classes.values() for name, method in info.methods.items() if is_property(method)
-            )
-        return self._property_names
 
     # -- name resolution -------------------------------------------------------------------
     def returns(self, function: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
@@ -326,7 +317,8 @@ class ModuleIndex:
         return self._inherited(cls, lambda info: info.attr_kinds, name, set())
 
     def attr_torch_class(self, cls: ClassInfo, name: str) -> str | None:
-        """`self.<name> = nn.LSTM(...)` in the class or an in-file base -> "LSTM"."""
+        """`self.<name> = nn.LSTM(...)` in the class or an in-file base -> "LSTM"; an optimizer or
+        LR scheduler keeps its qualified name (`torch.optim.Adam`, see module_state)."""
         return self._inherited(cls, lambda info: info.attr_torch_classes, name, set())
 
     def holds_torch_class(self, cls: ClassInfo, layers: frozenset[str]) -> bool:
@@ -401,11 +393,6 @@ def import_bindings(stmt: ast.Import | ast.ImportFrom) -> list[tuple[str, str]]:
 def decorator_target(decorator: ast.expr) -> ast.expr:
     """`@torch.compile(mode=...)` -> `torch.compile`; `@torch.compile` stays as is."""
     return decorator.func if isinstance(decorator, ast.Call) else decorator
-
-
-def is_property(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Decorated `@property` (a getter: reading the attribute runs it)."""
-    return any(isinstance(d, ast.Name) and d.id == "property" for d in function.decorator_list)
 
 
 def walk_top_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:

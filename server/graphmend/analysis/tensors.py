@@ -22,6 +22,7 @@ from .constructions import constructed_attr_kind
 from .guards import Given, static_truth
 from .kinds import BOOL_KINDS, MAYBE_PYTHON_KINDS, NON_TENSOR_KINDS, SCALAR_KINDS, TENSOR_KINDS, Kind, join, maybe_python, tensor_kind
 from .param_evidence import NOT_A_TENSOR_NAME, NUMBER_ARGUMENT_FUNCTIONS
+from .super_properties import is_property_getter, property_names
 from .symbols import (
     DISABLE_FUNCTIONS,
     JIT_SCRIPT_FUNCTIONS,
@@ -34,7 +35,6 @@ from .symbols import (
     ModuleIndex,
     annotation_kind,
     import_bindings,
-    is_property,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -391,11 +391,15 @@ class Evaluator:
                 self._on_expr(node, Kind.PY)
             return Kind.PY
         kind = self.visit(node)
-        if owner_line and owner_line != node.lineno and not isinstance(node, ast.Compare):
-            self.truth_lines[id(node)] = owner_line
+        self.note_truth_line(node, owner_line)
         if not self.dead:
             self.observer.on_truth(node, kind, construct)
         return kind
+
+    def note_truth_line(self, tested: ast.expr, owner_line: int) -> None:
+        """Keep `owner_line` for `tested` where dynamo names it (see visit_truth)."""
+        if owner_line and owner_line != tested.lineno and not isinstance(tested, ast.Compare):
+            self.truth_lines[id(tested)] = owner_line
 
     def _visit_boolop(self, node: ast.BoolOp, construct: str, owner_line: int = 0) -> Kind:
         is_and = isinstance(node.op, ast.And)
@@ -510,10 +514,10 @@ class Evaluator:
         instance of a known class of the file: dynamo runs the getter there, so the observer hears
         it as a call (a break in the getter is reached from here: torchtune's `KVCache.size`
         returns `self.cache_pos[0].item()`); the read gives what the getter returns."""
-        if node.attr not in self.index.property_names():
+        if node.attr not in property_names(self.index):
             return None  # the usual case: no class of the file has a property of that name
         holders = self.held_classes(node.value)
-        getters = [(getter, info) for info in holders if (getter := self.index.method(info, node.attr)) is not None and is_property(getter)]
+        getters = [(getter, info) for info in holders if (getter := self.index.method(info, node.attr)) is not None and is_property_getter(getter)]
         if not getters or len(getters) != len(holders):
             return None
         if not self.dead:

@@ -1163,8 +1163,7 @@ class FunctionWalker:
             self.evaluator.visit(stmt.msg)
             tested = _last_tested(stmt.test, self.evaluator.static_truth)
             if tested is not None and not is_constant_message(stmt.msg) and not self.evaluator.dead:
-                if tested.lineno != stmt.lineno and not isinstance(tested, ast.Compare):
-                    self.evaluator.truth_lines[id(tested)] = stmt.lineno  # the jump's line (see visit_truth)
+                self.evaluator.note_truth_line(tested, stmt.lineno)
                 self.on_truth(tested, self.evaluator.kind(tested), "assert")
         return False
 

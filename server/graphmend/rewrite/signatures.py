@@ -468,11 +468,11 @@ class Signatures:
         analysis knows it is a tensor (transformers' fp16 overflow clamp passes
         `min=-clamp_value` from `torch.finfo`)."""
         dtype = first.dtype
-        for bound_node in [*positional, *keywords]:
+        for bound_node, by_keyword in [*((b, False) for b in positional), *((b, True) for b in keywords)]:
             bound = self.of(bound_node)
             if bound.dtype[0] == "py":
                 dtype = _float_of(dtype) if bound.dtype[1] == "float" else dtype
-            elif any(bound_node is p for p in positional) or is_tensor(self.ctx.kind(bound_node)):
+            elif not by_keyword or is_tensor(self.ctx.kind(bound_node)):
                 return Sig(UNKNOWN, UNKNOWN)
         return Sig(dtype, first.shape)
 
